@@ -1,0 +1,59 @@
+// Package sandboxtest gives tests a fresh embedded server and a connected
+// client, torn down when the test ends.
+package sandboxtest
+
+import (
+	"context"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/sandbox"
+)
+
+// Start starts an in-memory server for t and stops it when t ends.
+func Start(t testing.TB) *sandbox.Server {
+	t.Helper()
+	return StartIn(t, "")
+}
+
+// StartIn starts a server storing its data in dir ("" for in-memory) and
+// stops it when t ends.
+func StartIn(t testing.TB, dir string) *sandbox.Server {
+	t.Helper()
+	s, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("start sandbox: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), sandbox.StopTimeout)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("stop sandbox: %v", err)
+		}
+	})
+	return s
+}
+
+// Connect connects a client to uri with extra client options applied last,
+// and disconnects it when t ends (before the server stops, since cleanups
+// run in reverse order).
+func Connect(t testing.TB, uri string, opts ...*options.ClientOptions) *mongo.Client {
+	t.Helper()
+	all := append([]*options.ClientOptions{options.Client().ApplyURI(uri)}, opts...)
+	c, err := mongo.Connect(all...)
+	if err != nil {
+		t.Fatalf("connect %s: %v", uri, err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	return c
+}
+
+// Database starts a fresh in-memory server and returns a database on it
+// named name.
+func Database(t testing.TB, name string) *mongo.Database {
+	t.Helper()
+	s := Start(t)
+	return Connect(t, s.URI()).Database(name)
+}

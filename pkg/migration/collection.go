@@ -1,0 +1,149 @@
+package migration
+
+import (
+	"fmt"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.yaml.in/yaml/v3"
+)
+
+var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples"}
+
+func (p *parser) collections(n *yaml.Node) []*Collection {
+	if !p.mapping(n, "collections", "write one entry per collection: `collections: {users: {...}}`") {
+		return nil
+	}
+	var out []*Collection
+	p.each(n, "/collections", nil, func(name string, k, v *yaml.Node) {
+		if msg := collectionNameProblem(name); msg != "" {
+			p.errorf(k, "use the collection's real name", "invalid collection name %q: %s", name, msg)
+			return
+		}
+		out = append(out, p.collection(name, k, v))
+	})
+	return out
+}
+
+func collectionNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case strings.ContainsAny(name, "$\x00"):
+		return "it contains '$' or a NUL character"
+	case strings.HasPrefix(name, "system."):
+		return "names starting with \"system.\" are reserved by MongoDB"
+	case strings.HasPrefix(name, "mongomig_"):
+		return "names starting with \"mongomig_\" are reserved for mongomig's own collections"
+	}
+	return ""
+}
+
+func (p *parser) collection(name string, k, n *yaml.Node) *Collection {
+	c := &Collection{Name: name, Pos: posOf(k)}
+	ptr := "/collections/" + escapePtr(name)
+	if !p.mapping(n, fmt.Sprintf("collection %q", name), "declare validator, validationLevel, validationAction, upgrade, downgrade, indexes or examples") {
+		return c
+	}
+	if len(n.Content) == 0 {
+		p.errorf(k, "declare at least one of: "+strings.Join(collectionKeys, ", ")+"; or remove the collection", "collection %q declares nothing", name)
+	}
+	p.each(n, ptr, collectionKeys, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "validator":
+			c.Validator = p.validator(v, ptr+"/validator")
+		case "validationLevel":
+			if s, ok := p.str(v, "write off, moderate or strict"); ok {
+				c.ValidationLevel = Level(s)
+				if !contains([]string{"off", "moderate", "strict"}, s) {
+					p.errorf(v, "write off, moderate or strict (MongoDB's default is strict)", "invalid validationLevel %q", s)
+				}
+			}
+		case "validationAction":
+			if s, ok := p.str(v, "write error or warn"); ok {
+				c.ValidationAction = Action(s)
+				if !contains([]string{"error", "warn"}, s) {
+					p.errorf(v, "write error or warn (MongoDB's default is error)", "invalid validationAction %q", s)
+				}
+			}
+		case "upgrade":
+			c.Upgrade = p.steps(v, ptr+"/upgrade", "upgrade")
+		case "downgrade":
+			c.Downgrade = p.steps(v, ptr+"/downgrade", "downgrade")
+		case "indexes":
+			c.Indexes = p.indexes(v, ptr+"/indexes")
+		case "examples":
+			c.Examples = p.examples(v, ptr+"/examples")
+		}
+	})
+	return c
+}
+
+// validator accepts exactly {$jsonSchema: {...}}: mongomig checks validators
+// itself (lint, validate, validate-on-write), which it can only do for
+// $jsonSchema. The schema's own dialect is checked by package validator.
+func (p *parser) validator(n *yaml.Node, ptr string) bson.D {
+	const hint = "write `validator: {$jsonSchema: {bsonType: object, ...}}`; mongomig supports $jsonSchema validators only"
+	if !p.mapping(n, "validator", hint) {
+		return nil
+	}
+	var out bson.D
+	p.each(n, ptr, []string{"$jsonSchema"}, func(key string, k, v *yaml.Node) {
+		if !p.mapping(v, "$jsonSchema", "write the schema as a mapping: `$jsonSchema: {bsonType: object, properties: {...}}`") {
+			return
+		}
+		val, ok := p.value(v, ptr+"/$jsonSchema")
+		if ok {
+			out = bson.D{{Key: "$jsonSchema", Value: val}}
+		}
+	})
+	if len(n.Content) == 0 {
+		p.errorf(n, hint, "validator is empty")
+	}
+	return out
+}
+
+var exampleKeys = []string{"before", "after"}
+
+func (p *parser) examples(n *yaml.Node, ptr string) []Example {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "write a list: `examples: [{before: {...}, after: {...}}]`", "examples must be a list, found %s", kindName(n))
+		return nil
+	}
+	var out []Example
+	for i, item := range n.Content {
+		item = deref(item)
+		iptr := fmt.Sprintf("%s/%d", ptr, i)
+		p.pos[iptr] = posOf(item)
+		if !p.mapping(item, "an example", "write `{before: {...}, after: {...}}`") {
+			continue
+		}
+		ex := Example{Pos: posOf(item)}
+		var sawBefore, sawAfter bool
+		p.each(item, iptr, exampleKeys, func(key string, k, v *yaml.Node) {
+			if key == "before" {
+				sawBefore = true
+			} else {
+				sawAfter = true
+			}
+			if !p.mapping(v, key, "write the document as a mapping") {
+				return
+			}
+			val, ok := p.value(v, iptr+"/"+key)
+			if !ok {
+				return
+			}
+			if key == "before" {
+				ex.Before = val.(bson.D)
+			} else {
+				ex.After = val.(bson.D)
+			}
+		})
+		if !sawBefore || !sawAfter {
+			p.errorf(item, "give both the document before the upgrade and the expected document after it", "an example needs both before and after")
+			continue
+		}
+		out = append(out, ex)
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+// Package migration reads mongomig migration files: the file format, its
+// strict checks and a checksum per file.
+//
+// A migration directory holds files named NNNN_snake_name.yaml (.yml and
+// .json are accepted too). [Load] reads every such file from an [fs.FS], so
+// both os.DirFS and embed.FS work, and returns typed [Migration] values in
+// version order. Parsing is strict: an unknown key, a duplicate version, a
+// collection declared twice, an empty upgrade step, an invalid
+// validationLevel or malformed Extended JSON is an [*Error] naming the file,
+// line and column and what to write instead. All problems of a directory are
+// reported together as an [ErrorList].
+//
+// The package parses but does not compile $jsonSchema validators (that is
+// package validator) and does not run upgrades (package version); it imports
+// neither, so applications can link it cheaply.
+package migration

@@ -1,0 +1,130 @@
+package migration
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Pos is a position in a migration file. Line and Column start at 1; zero
+// means unknown.
+type Pos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// IsValid reports whether p names a line.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// Error is one problem in one migration file.
+type Error struct {
+	// File is the file's path within the migration directory.
+	File string `json:"file"`
+	// Pos is where in File the problem is; zero when it concerns the
+	// whole file (its name, say).
+	Pos Pos `json:"pos"`
+	// Msg says what is wrong.
+	Msg string `json:"message"`
+	// Hint says what to write instead; may be empty.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Location renders "file:line:column", or "file" when the position is unknown.
+func (e *Error) Location() string {
+	if !e.Pos.IsValid() {
+		return e.File
+	}
+	return fmt.Sprintf("%s:%d:%d", e.File, e.Pos.Line, e.Pos.Column)
+}
+
+func (e *Error) Error() string {
+	s := e.Location() + ": " + e.Msg
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// ErrorList is every problem found in a directory or file, sorted by file
+// and position. It is what [Load] and [Parse] return when anything is wrong.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap gives errors.Is and errors.As access to each [*Error].
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// Sort orders the list by file, line and column.
+func (l ErrorList) Sort() {
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line),
+			cmp.Compare(a.Pos.Column, b.Pos.Column),
+		)
+	})
+}
+
+// err returns the list as an error, or nil when it is empty.
+func (l ErrorList) err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	l.Sort()
+	return l
+}
+
+// suggest returns `did you mean "x"?` for the known word closest to got, or
+// a list of the valid words when none is close.
+func suggest(got string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if strings.EqualFold(k, got) {
+			return fmt.Sprintf("did you mean %q?", k)
+		}
+		if d := levenshtein(got, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	quoted := make([]string, len(known))
+	for i, k := range known {
+		quoted[i] = k
+	}
+	return "valid keys here: " + strings.Join(quoted, ", ")
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,198 @@
+package migration
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Parse parses one migration file. file is its path within the migration
+// directory; its base name must follow NNNN_snake_name.ext. On failure the
+// error is an [ErrorList] naming every problem found.
+func Parse(file string, data []byte) (*Migration, error) {
+	p := &parser{file: file, pos: map[string]Pos{}}
+	m := p.parse(data)
+	if err := p.errs.err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Checksum returns the checksum recorded for a file's bytes.
+func Checksum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+type parser struct {
+	file string
+	errs ErrorList
+	pos  map[string]Pos
+}
+
+func (p *parser) add(pos Pos, hint, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
+
+func (p *parser) errorf(n *yaml.Node, hint, format string, args ...any) {
+	p.add(posOf(n), hint, format, args...)
+}
+
+func (p *parser) parse(data []byte) *Migration {
+	version, name := p.fileName()
+	m := &Migration{Version: version, Name: name, File: p.file, Checksum: Checksum(data), positions: p.pos}
+
+	if len(bytes.TrimSpace(data)) == 0 {
+		p.add(Pos{}, "start from the template `mongomig create NAME` writes", "file is empty")
+		return m
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		p.yamlError(err)
+		return m
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.errorf(&extra, "keep one migration per file", "file holds more than one YAML document")
+	}
+	p.top(m, doc.Content[0])
+	return m
+}
+
+// yamlError turns the YAML library's syntax errors ("yaml: line 3: ...")
+// into positioned errors.
+func (p *parser) yamlError(err error) {
+	var line int
+	msg := err.Error()
+	if te, ok := err.(*yaml.TypeError); ok {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
+	}
+	p.add(Pos{Line: line, Column: 1}, "fix the YAML (or JSON) syntax", "syntax error: %s", msg)
+}
+
+var topKeys = []string{"description", "collections"}
+
+func (p *parser) top(m *Migration, n *yaml.Node) {
+	n = deref(n)
+	p.pos[""] = posOf(n)
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "a migration file is a mapping with the keys description and collections", "expected a mapping at the top level, found %s", kindName(n))
+		return
+	}
+	sawCollections := false
+	p.each(n, "", topKeys, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "description":
+			m.Description, _ = p.str(v, "the description is free text")
+		case "collections":
+			sawCollections = true
+			m.Collections = p.collections(v)
+		}
+	})
+	if !sawCollections {
+		p.errorf(n, "add `collections:` with one entry per collection the migration changes", "missing key \"collections\"")
+	}
+}
+
+// each walks a mapping in order, rejecting duplicate and unknown keys, and
+// records the position of every value under ptr/key. known == nil accepts
+// any key.
+func (p *parser) each(n *yaml.Node, ptr string, known []string, fn func(key string, k, v *yaml.Node)) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			p.errorf(k, "use a plain string as the key", "expected a string key, found %s", kindName(k))
+			continue
+		}
+		key := k.Value
+		if prev, dup := seen[key]; dup {
+			p.errorf(k, fmt.Sprintf("remove one of them (first at line %d)", prev.Line), "key %q is declared twice", key)
+			continue
+		}
+		seen[key] = k
+		if known != nil && !contains(known, key) {
+			p.errorf(k, suggest(key, known), "unknown key %q", key)
+			continue
+		}
+		p.pos[ptr+"/"+escapePtr(key)] = posOf(k)
+		fn(key, k, v)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func escapePtr(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// deref follows aliases (*anchor) to the node they stand for.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		return deref(n.Content[0])
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing (null)"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func (p *parser) str(n *yaml.Node, hint string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errorf(n, hint, "expected a string, found %s", kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (p *parser) boolean(n *yaml.Node, key string) bool {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b
+		}
+	}
+	p.errorf(n, "write true or false", "%s must be a boolean, found %s", key, kindName(n))
+	return false
+}
+
+func (p *parser) mapping(n *yaml.Node, what, hint string) bool {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, hint, "%s must be a mapping, found %s", what, kindName(n))
+		return false
+	}
+	return true
+}
