@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mongomig/mongomig/internal/suggest"
 )
 
 // Pos is a position in a migration file. Line and Column start at 1; zero
@@ -87,44 +89,11 @@ func (l ErrorList) err() error {
 	return l
 }
 
-// suggest returns `did you mean "x"?` for the known word closest to got, or
-// a list of the valid words when none is close.
-func suggest(got string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if strings.EqualFold(k, got) {
-			return fmt.Sprintf("did you mean %q?", k)
-		}
-		if d := levenshtein(got, k); d < bestDist {
-			best, bestDist = k, d
-		}
+// hintKeys returns `did you mean "x"?` for the known word closest to got,
+// or the list of valid words when none is close.
+func hintKeys(got string, known []string) string {
+	if w, ok := suggest.Closest(got, known); ok {
+		return fmt.Sprintf("did you mean %q?", w)
 	}
-	if best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	quoted := make([]string, len(known))
-	for i, k := range known {
-		quoted[i] = k
-	}
-	return "valid keys here: " + strings.Join(quoted, ", ")
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return "valid keys here: " + strings.Join(known, ", ")
 }

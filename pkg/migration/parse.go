@@ -123,7 +123,7 @@ func (p *parser) each(n *yaml.Node, ptr string, known []string, fn func(key stri
 		}
 		seen[key] = k
 		if known != nil && !contains(known, key) {
-			p.errorf(k, suggest(key, known), "unknown key %q", key)
+			p.errorf(k, hintKeys(key, known), "unknown key %q", key)
 			continue
 		}
 		p.pos[ptr+"/"+escapePtr(key)] = posOf(k)

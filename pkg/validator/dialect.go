@@ -1,0 +1,265 @@
+package validator
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mongomig/mongomig/internal/suggest"
+)
+
+// BSONTypes are the type aliases bsonType accepts, as $type does.
+var BSONTypes = []string{
+	"double", "string", "object", "array", "binData", "undefined", "objectId",
+	"bool", "date", "null", "regex", "dbPointer", "javascript", "symbol",
+	"javascriptWithScope", "int", "timestamp", "long", "decimal", "minKey",
+	"maxKey", "number",
+}
+
+// JSONTypes are the values type accepts in MongoDB ("integer" is not one).
+var JSONTypes = []string{"object", "array", "number", "boolean", "string", "null"}
+
+// Keywords MongoDB's $jsonSchema accepts.
+var Keywords = []string{
+	"additionalItems", "additionalProperties", "allOf", "anyOf", "bsonType",
+	"dependencies", "description", "enum", "exclusiveMaximum",
+	"exclusiveMinimum", "items", "maxItems", "maxLength", "maxProperties",
+	"maximum", "minItems", "minLength", "minProperties", "minimum",
+	"multipleOf", "not", "oneOf", "pattern", "patternProperties",
+	"properties", "required", "title", "type", "uniqueItems",
+	// Client-side field level encryption keywords: accepted by MongoDB,
+	// opaque to mongomig.
+	"encrypt", "encryptMetadata",
+}
+
+// omitted are the draft 4 keywords MongoDB refuses, with what to do instead.
+var omitted = map[string]string{
+	"$ref":        "MongoDB does not support $ref; write the subschema inline (YAML anchors &name / *name can repeat it)",
+	"$schema":     "MongoDB does not support $schema; remove it (the dialect is always draft 4 plus bsonType)",
+	"default":     "MongoDB does not support default in a validator; remove it, and fill missing fields with an upgrade step `default: {field: value}`",
+	"definitions": "MongoDB does not support definitions; write subschemas inline (YAML anchors &name / *name can repeat them)",
+	"format":      "MongoDB does not support format; use pattern with a regular expression, or bsonType: date for dates",
+	"id":          "MongoDB does not support id; remove it",
+}
+
+// SchemaError is one problem in a schema.
+type SchemaError struct {
+	// Path is the RFC 6901 JSON pointer of the offending keyword or value,
+	// relative to the schema root ("/properties/name/bsonType").
+	Path string `json:"path"`
+	// Msg says what is wrong and what to write instead.
+	Msg string `json:"message"`
+}
+
+func (e *SchemaError) Error() string {
+	p := e.Path
+	if p == "" {
+		p = "/"
+	}
+	return "$jsonSchema " + p + ": " + e.Msg
+}
+
+// SchemaErrors is every problem found in a schema, in document order.
+type SchemaErrors []*SchemaError
+
+func (l SchemaErrors) Error() string {
+	s := make([]string, len(l))
+	for i, e := range l {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Unwrap gives errors.As access to each [*SchemaError].
+func (l SchemaErrors) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// dialect walks a schema (as plain Go values: map via ordered pairs) and
+// reports everything MongoDB's dialect refuses.
+type dialect struct {
+	errs SchemaErrors
+}
+
+func (d *dialect) add(path, format string, args ...any) {
+	d.errs = append(d.errs, &SchemaError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
+
+// schema checks one (sub)schema at path.
+func (d *dialect) schema(v any, path string) {
+	obj, ok := v.(*object)
+	if !ok {
+		d.add(path, "a schema must be an object, found %s", describe(v))
+		return
+	}
+	if obj.has("type") && obj.has("bsonType") {
+		d.add(path, "MongoDB refuses a schema with both type and bsonType; keep bsonType")
+	}
+	for _, kv := range obj.pairs {
+		kp := path + "/" + escape(kv.key)
+		if reason, ok := omitted[kv.key]; ok {
+			d.add(kp, "%s", reason)
+			continue
+		}
+		if !contains(Keywords, kv.key) {
+			d.add(kp, "unknown $jsonSchema keyword %q (MongoDB refuses it)%s", kv.key, closest(kv.key, Keywords))
+			continue
+		}
+		d.keyword(kv.key, kv.value, kp)
+	}
+}
+
+func (d *dialect) keyword(key string, v any, path string) {
+	switch key {
+	case "bsonType":
+		d.typeNames(v, path, BSONTypes, "bsonType")
+	case "type":
+		d.typeNames(v, path, JSONTypes, "type")
+	case "properties", "patternProperties":
+		obj, ok := v.(*object)
+		if !ok {
+			d.add(path, "%s must be an object of schemas, found %s", key, describe(v))
+			return
+		}
+		for _, kv := range obj.pairs {
+			if key == "patternProperties" {
+				d.pattern(kv.key, path+"/"+escape(kv.key))
+			}
+			d.schema(kv.value, path+"/"+escape(kv.key))
+		}
+	case "additionalProperties", "additionalItems":
+		if _, ok := v.(bool); !ok {
+			d.schema(v, path)
+		}
+	case "items":
+		if arr, ok := v.([]any); ok {
+			for i, item := range arr {
+				d.schema(item, fmt.Sprintf("%s/%d", path, i))
+			}
+			return
+		}
+		d.schema(v, path)
+	case "allOf", "anyOf", "oneOf":
+		arr, ok := v.([]any)
+		if !ok || len(arr) == 0 {
+			d.add(path, "%s must be a non-empty array of schemas, found %s", key, describe(v))
+			return
+		}
+		for i, item := range arr {
+			d.schema(item, fmt.Sprintf("%s/%d", path, i))
+		}
+	case "not":
+		d.schema(v, path)
+	case "dependencies":
+		obj, ok := v.(*object)
+		if !ok {
+			d.add(path, "dependencies must be an object, found %s", describe(v))
+			return
+		}
+		for _, kv := range obj.pairs {
+			if _, isArr := kv.value.([]any); !isArr {
+				d.schema(kv.value, path+"/"+escape(kv.key))
+			}
+		}
+	case "pattern":
+		if s, ok := v.(string); ok {
+			d.pattern(s, path)
+		}
+	case "enum":
+		if arr, ok := v.([]any); !ok || len(arr) == 0 {
+			d.add(path, "enum must be a non-empty array, found %s", describe(v))
+		}
+	case "required":
+		arr, ok := v.([]any)
+		if !ok || len(arr) == 0 {
+			d.add(path, "required must be a non-empty array of field names, found %s", describe(v))
+			return
+		}
+		seen := map[string]bool{}
+		for i, item := range arr {
+			s, ok := item.(string)
+			if !ok {
+				d.add(fmt.Sprintf("%s/%d", path, i), "required lists field names (strings), found %s", describe(item))
+				continue
+			}
+			if seen[s] {
+				d.add(fmt.Sprintf("%s/%d", path, i), "field %q is listed twice in required (MongoDB refuses duplicates)", s)
+			}
+			seen[s] = true
+		}
+	}
+	// Numeric and boolean keywords are checked by the draft 4 meta-schema.
+}
+
+func (d *dialect) typeNames(v any, path string, valid []string, key string) {
+	var names []any
+	switch t := v.(type) {
+	case string:
+		names = []any{t}
+	case []any:
+		if len(t) == 0 {
+			d.add(path, "%s must name at least one type", key)
+			return
+		}
+		names = t
+	default:
+		d.add(path, "%s must be a type name or an array of them, found %s", key, describe(v))
+		return
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		p := path
+		if _, isArr := v.([]any); isArr {
+			p = fmt.Sprintf("%s/%d", path, i)
+		}
+		s, ok := n.(string)
+		switch {
+		case !ok:
+			d.add(p, "%s lists type names (strings), found %s", key, describe(n))
+		case key == "type" && s == "integer":
+			d.add(p, "MongoDB does not support type: integer; use bsonType: int, or bsonType: [int, long] for any integer")
+		case !contains(valid, s):
+			d.add(p, "unknown %s %q%s", key, s, closest(s, valid))
+		case seen[s]:
+			d.add(p, "%s lists %q twice", key, s)
+		}
+		seen[s] = true
+	}
+}
+
+// pattern checks that mongomig can evaluate a regular expression. MongoDB
+// uses PCRE; mongomig validates documents client-side with Go's RE2, which
+// lacks lookaround and backreferences.
+func (d *dialect) pattern(s, path string) {
+	if _, err := regexp.Compile(s); err != nil {
+		d.add(path, "mongomig cannot evaluate the regular expression %q (%v); rewrite it without lookaround or backreferences", s, unwrapRegexpErr(err))
+	}
+}
+
+func unwrapRegexpErr(err error) string {
+	msg := err.Error()
+	return strings.TrimPrefix(msg, "error parsing regexp: ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// closest returns `; did you mean "x"?` for a near miss, or "".
+func closest(got string, known []string) string {
+	if w, ok := suggest.Closest(got, known); ok {
+		return fmt.Sprintf("; did you mean %q?", w)
+	}
+	return ""
+}
