@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/validator"
+)
+
+// Severity of a lint [Problem].
+type Severity string
+
+// Severities. Only errors make a directory invalid.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Problem is one finding of [Lint].
+type Problem struct {
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line,omitempty"`
+	Column   int      `json:"column,omitempty"`
+	// Collection is set when the problem concerns one collection.
+	Collection string `json:"collection,omitempty"`
+	Message    string `json:"message"`
+	Hint       string `json:"hint,omitempty"`
+}
+
+// Location renders "file:line:column", or "file" when the line is unknown.
+func (p Problem) Location() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+}
+
+// LintReport is the result of [Lint].
+type LintReport struct {
+	// Migrations lists the files that parsed, in version order.
+	Migrations []LintedFile `json:"migrations"`
+	Problems   []Problem    `json:"problems"`
+	Errors     int          `json:"errors"`
+	Warnings   int          `json:"warnings"`
+}
+
+// LintedFile identifies one migration that parsed.
+type LintedFile struct {
+	Version  int64  `json:"version"`
+	Name     string `json:"name"`
+	File     string `json:"file"`
+	Checksum string `json:"checksum"`
+}
+
+// OK reports whether the directory has no errors (warnings allowed).
+func (r *LintReport) OK() bool { return r.Errors == 0 }
+
+// Lint checks every migration in fsys without a database: the file format
+// (package migration), the numbering, and every validator against MongoDB's
+// $jsonSchema dialect (package validator). It returns an error only when
+// the directory itself cannot be read; problems in files are in the report.
+func Lint(fsys fs.FS) (*LintReport, error) {
+	ms, err := migration.Load(fsys)
+	r := &LintReport{Migrations: []LintedFile{}, Problems: []Problem{}}
+	var perr migration.ErrorList
+	switch {
+	case errors.As(err, &perr):
+		for _, e := range perr {
+			r.add(Problem{Severity: SeverityError, File: e.File, Line: e.Pos.Line, Column: e.Pos.Column, Message: e.Msg, Hint: e.Hint})
+		}
+	case err != nil:
+		return nil, err
+	}
+	if len(ms) == 0 && len(perr) == 0 {
+		r.add(Problem{Severity: SeverityWarning, File: ".", Message: "no migration files found",
+			Hint: "migration files are named NNNN_snake_name.yaml; create the first with `mongomig create NAME`"})
+	}
+	for _, m := range ms {
+		r.Migrations = append(r.Migrations, LintedFile{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
+		r.lintMigration(m)
+	}
+	return r, nil
+}
+
+func (r *LintReport) add(p Problem) {
+	r.Problems = append(r.Problems, p)
+	if p.Severity == SeverityError {
+		r.Errors++
+	} else {
+		r.Warnings++
+	}
+}
+
+func (r *LintReport) lintMigration(m *migration.Migration) {
+	if len(m.Collections) == 0 {
+		pos := m.Position("/collections")
+		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,
+			Message: "migration declares no collection", Hint: "add a collection under collections, or delete the file"})
+	}
+	for _, c := range m.Collections {
+		if c.Validator == nil {
+			continue
+		}
+		if err := compileValidator(c); err != nil {
+			var serrs validator.SchemaErrors
+			if !errors.As(err, &serrs) {
+				r.add(Problem{Severity: SeverityError, File: m.File, Line: c.Pos.Line, Column: c.Pos.Column, Collection: c.Name, Message: err.Error()})
+				continue
+			}
+			base := "/collections/" + escapePointer(c.Name) + "/validator/$jsonSchema"
+			for _, se := range serrs {
+				pos := m.Position(base + se.Path)
+				path := se.Path
+				if path == "" {
+					path = "/"
+				}
+				r.add(Problem{Severity: SeverityError, File: m.File, Line: pos.Line, Column: pos.Column, Collection: c.Name,
+					Message: fmt.Sprintf("validator %s: %s", path, se.Msg)})
+			}
+		}
+	}
+}
