@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/urfave/cli/v2"
+)
+
+// Version is the tool's version, set at build time with
+// -ldflags "-X github.com/mongomig/mongomig/internal/cli.Version=v1.2.3";
+// otherwise the module version from the build info, or "dev".
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	URI      string
+	DB       string
+	Dir      string
+	Embedded string
+	JSON     bool
+	NoColor  bool
+}
+
+func readGlobals(c *cli.Context) globals {
+	return globals{
+		URI:      c.String("uri"),
+		DB:       c.String("db"),
+		Dir:      c.String("dir"),
+		Embedded: c.String("embedded"),
+		JSON:     c.Bool("json"),
+		NoColor:  c.Bool("no-color"),
+	}
+}
+
+// env is the state one invocation runs with.
+type env struct {
+	streams Streams
+	out     *output
+	g       globals
+}
+
+// Main runs mongomig with args (without the program name) and returns the
+// process exit code. It is the only place errors become exit codes.
+func Main(ctx context.Context, args []string, s Streams) int {
+	e := &env{streams: s}
+	var unknown string
+	app := newApp(e)
+	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
+	err := app.RunContext(ctx, append([]string{"mongomig"}, args...))
+	if err == nil && unknown != "" {
+		err = usageError(fmt.Errorf("unknown command %q; run `mongomig help` for the list", unknown))
+	}
+	if err != nil && !alreadyReported(err) {
+		fmt.Fprintf(s.Err, "%s %v\n", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), err)
+	}
+	return exitCode(err)
+}
+
+func newApp(e *env) *cli.App {
+	_, noColorEnv := os.LookupEnv("NO_COLOR")
+	app := &cli.App{
+		Name:    "mongomig",
+		Usage:   "MongoDB schema migrations: validators, indexes and lazy document upgrades",
+		Version: version(),
+		Description: "Global flags go before the command: mongomig --embedded .sandbox info.\n" +
+			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents, 4 lock not acquired.",
+		Writer:               e.streams.Out,
+		ErrWriter:            e.streams.Err,
+		HideHelpCommand:      false,
+		Suggest:              true,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors; nothing exits here
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError(err)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "uri", Usage: "MongoDB connection string", EnvVars: []string{"MONGOMIG_URI"}},
+			&cli.StringFlag{Name: "db", Usage: "database name (default: the database in --uri)", EnvVars: []string{"MONGOMIG_DB"}},
+			&cli.StringFlag{Name: "dir", Value: "./migrations", Usage: "migration directory", EnvVars: []string{"MONGOMIG_DIR"}},
+			&cli.StringFlag{Name: "embedded", Usage: "run against an embedded sandbox server storing its data in `DIR` instead of --uri", EnvVars: []string{"MONGOMIG_EMBEDDED"}},
+			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
+			&cli.BoolFlag{Name: "no-color", Usage: "no colour (also when NO_COLOR is set)"},
+		},
+		Before: func(c *cli.Context) error {
+			e.g = readGlobals(c)
+			e.out = &output{
+				out:      e.streams.Out,
+				err:      e.streams.Err,
+				json:     e.g.JSON,
+				color:    useColor(e.g.NoColor, noColorEnv, e.streams.OutIsTerminal),
+				errColor: useColor(e.g.NoColor, noColorEnv, e.streams.ErrIsTerminal),
+			}
+			return nil
+		},
+		Commands: []*cli.Command{
+			lintCommand(e),
+			createCommand(e),
+			infoCommand(e),
+		},
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = app.OnUsageError
+	}
+	return app
+}
+
+// noArgs rejects positional arguments: urfave/cli v2 silently ignores flags
+// written after one, so a stray argument usually means a misplaced flag.
+func noArgs(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usageError(fmt.Errorf("%s takes no arguments, got %q (flags go before arguments: `mongomig --embedded DIR %s`)",
+			c.Command.Name, strings.Join(c.Args().Slice(), " "), c.Command.Name))
+	}
+	return nil
+}
+
+var errNoTarget = errors.New("no server: pass --uri (or set MONGOMIG_URI), or --embedded DIR for the embedded sandbox")

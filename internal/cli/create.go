@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+func createCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "create",
+		Usage:     "write the next numbered migration file from a commented template",
+		ArgsUsage: "NAME",
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() != 1 {
+				return usageError(errors.New("create takes one argument, the migration's name: mongomig create add_user_status"))
+			}
+			return runCreate(e.out, e.g.Dir, c.Args().First())
+		},
+	}
+}
+
+// createResult is create's --json output.
+type createResult struct {
+	File    string `json:"file"`
+	Version int64  `json:"version"`
+	Name    string `json:"name"`
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
+
+func runCreate(o *output, dir, rawName string) error {
+	name := toSnake(rawName)
+	if !nameRE.MatchString(name) {
+		return usageError(fmt.Errorf("invalid migration name %q: use letters, digits and underscores, such as add_user_status", rawName))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create migration directory: %w", err)
+	}
+	next, width, err := nextVersion(dir)
+	if err != nil {
+		return err
+	}
+	file := fmt.Sprintf("%0*d_%s.yaml", width, next, name)
+	path := filepath.Join(dir, file)
+	content := template(file, next, name)
+	// O_EXCL: never overwrite, even if another create raced us.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if o.json {
+		return o.writeJSON(createResult{File: path, Version: next, Name: name})
+	}
+	o.printf("%s %s\n", o.green("created"), path)
+	return nil
+}
+
+// nextVersion returns one more than the highest version among the file
+// names in dir (whether or not the files parse), and the digit width to
+// keep names aligned: at least 4, or the widest existing number.
+func nextVersion(dir string) (int64, int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read %s: %w", dir, err)
+	}
+	var max int64
+	width := 4
+	for _, e := range entries {
+		if e.IsDir() || !migration.IsMigrationFile(e.Name()) {
+			continue
+		}
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil {
+			continue
+		}
+		max = maxInt64(max, v)
+		width = max2(width, len(num))
+	}
+	return max + 1, width, nil
+}
+
+func maxInt64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func max2(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// toSnake turns "Add User Status" or "add-user-status" into add_user_status.
+func toSnake(s string) string {
+	var b strings.Builder
+	prevUnderscore := true
+	for i, r := range strings.TrimSpace(s) {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			if i > 0 && !prevUnderscore {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r - 'A' + 'a')
+			prevUnderscore = false
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			prevUnderscore = false
+		case r == ' ' || r == '-' || r == '_':
+			if !prevUnderscore {
+				b.WriteByte('_')
+			}
+			prevUnderscore = true
+		default:
+			b.WriteRune(r) // kept, so the name check rejects it with the original visible
+			prevUnderscore = false
+		}
+	}
+	return strings.TrimSuffix(b.String(), "_")
+}
+
+func template(file string, version int64, name string) string {
+	return fmt.Sprintf(`# %s: migration %d (%s).
+# Format reference: docs/file-format.md. Check it with: mongomig lint
+description: TODO say what this migration changes and why.
+
+# One entry per collection this migration changes. Replace {} with, e.g.:
+#
+#   users:
+#     validator:                  # the schema documents of this version satisfy
+#       $jsonSchema:
+#         bsonType: object
+#         required: [name]
+#         properties:
+#           name: {bsonType: string}
+#     validationLevel: moderate   # off | moderate | strict
+#     validationAction: error     # error | warn
+#     upgrade:                    # previous version -> this version, in order
+#       - rename: {email: contact.email}
+#       - default: {status: active}
+#       - unset: [legacyId]
+#     indexes:
+#       create:
+#         - {keys: {contact.email: 1}, unique: true}
+#       drop: [email_1]
+#     examples:                   # lint checks upgrade(before) == after
+#       - before: {name: Ada, email: ada@example.com}
+#         after: {name: Ada, contact: {email: ada@example.com}, status: active}
+collections: {}
+`, file, version, name)
+}

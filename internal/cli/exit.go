@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// Exit codes, as DESIGN.md's command-line contract fixes them.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // the operation failed
+	ExitUsage   = 2 // bad flags or arguments, or invalid migration files
+	ExitCheck   = 3 // pending or drifted migrations, or documents that would fail
+	ExitLock    = 4 // the lock was not acquired in time
+)
+
+// exitError carries an exit code. reported means the command already
+// rendered the problem, so Main prints nothing more.
+type exitError struct {
+	code     int
+	err      error
+	reported bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return "exit status " + string(rune('0'+e.code))
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError reports bad command-line input (exit 2).
+func usageError(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// silentExit ends with code after the command rendered its own output.
+func silentExit(code int) error { return &exitError{code: code, reported: true} }
+
+// exitCode maps an error to the process exit code: the one place that does.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var list migration.ErrorList
+	if errors.As(err, &list) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// alreadyReported tells Main not to print err again.
+func alreadyReported(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.reported
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+func infoCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "info",
+		Usage: "server version and topology, and which capabilities mongomig relies on are available",
+		Description: "Probes validators (create/collMod with validator), $jsonSchema queries, pipeline updates and\n" +
+			"transactions in a scratch collection that is dropped afterwards; user data is not touched.",
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return e.runInfo(c.Context)
+		},
+	}
+}
+
+func (e *env) runInfo(ctx context.Context) error {
+	db, closeDB, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	r, err := runner.Probe(ctx, db)
+	if err != nil {
+		return err
+	}
+	o := e.out
+	if o.json {
+		return o.writeJSON(r)
+	}
+	s := r.Server
+	server := "MongoDB " + s.Version
+	switch s.FerretDBVersion {
+	case "":
+	case "unknown": // the embedded build does not stamp its version
+		server = "FerretDB (embedded sandbox), reporting itself as MongoDB " + s.Version
+	default:
+		server = "FerretDB " + s.FerretDBVersion + ", reporting itself as MongoDB " + s.Version
+	}
+	topo := s.Topology
+	if s.SetName != "" {
+		topo += " " + s.SetName
+	}
+	o.printf("%-10s %s\n", o.bold("server"), server)
+	o.printf("%-10s %s\n", o.bold("topology"), topo)
+	o.printf("%-10s %s\n", o.bold("database"), r.Database)
+	o.printf("%s\n", o.bold("capabilities"))
+	caps := []struct {
+		name string
+		c    runner.Capability
+	}{
+		{"validators", r.Capabilities.Validators},
+		{"$jsonSchema queries", r.Capabilities.JSONSchemaQueries},
+		{"pipeline updates", r.Capabilities.PipelineUpdates},
+		{"transactions", r.Capabilities.Transactions},
+	}
+	for _, c := range caps {
+		if c.c.Available {
+			o.printf("  %-20s %s\n", c.name, o.green("yes"))
+		} else {
+			o.printf("  %-20s %s  %s\n", c.name, o.red("no"), o.faint(c.c.Reason))
+		}
+	}
+	if !r.Capabilities.Validators.Available {
+		o.warnf("this server does not enforce validators: mongomig will apply migrations without them and enforce schemas client-side only (lint, validate, pkg/version Validate)")
+	}
+	return nil
+}
