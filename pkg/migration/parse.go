@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,30 +57,113 @@ func (p *parser) parse(data []byte) *Migration {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		p.yamlError(err)
+		p.yamlError(err, data)
 		return m
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		p.errorf(&extra, "keep one migration per file", "file holds more than one YAML document")
 	}
+	if n, recursive := aliasProblem(&doc); n != nil {
+		if recursive {
+			p.errorf(n, "an anchored value cannot contain an alias to itself", "alias *%s makes the document recursive", n.Value)
+		} else {
+			p.errorf(n, "repeat values less, or write them out", "aliases expand the document past %d values", maxExpandedNodes)
+		}
+		return m
+	}
 	p.top(m, doc.Content[0])
 	return m
 }
 
+// maxExpandedNodes bounds the size of a document once aliases are expanded
+// ("billion laughs"); real migrations are a few thousand nodes.
+const maxExpandedNodes = 1_000_000
+
+// aliasProblem returns the first alias node that refers to one of its own
+// ancestors (recursive), or the node whose expansion makes the document
+// larger than maxExpandedNodes, or nil.
+func aliasProblem(root *yaml.Node) (bad *yaml.Node, recursive bool) {
+	const visiting = -1
+	size := map[*yaml.Node]int{}
+	var walk func(n, via *yaml.Node) int
+	walk = func(n, via *yaml.Node) int {
+		if bad != nil {
+			return 0
+		}
+		if n.Kind == yaml.AliasNode {
+			if n.Alias == nil {
+				return 1
+			}
+			return walk(n.Alias, n)
+		}
+		switch s, seen := size[n]; {
+		case seen && s == visiting:
+			bad, recursive = via, true
+			return 0
+		case seen:
+			return s
+		}
+		size[n] = visiting
+		total := 1
+		for _, c := range n.Content {
+			total += walk(c, via)
+			if total > maxExpandedNodes {
+				if bad == nil {
+					bad = n
+				}
+				return total
+			}
+		}
+		size[n] = total
+		return total
+	}
+	walk(root, nil)
+	return bad, recursive
+}
+
 // yamlError turns the YAML library's syntax errors ("yaml: line 3: ...")
-// into positioned errors.
-func (p *parser) yamlError(err error) {
-	var line int
-	msg := err.Error()
-	if te, ok := err.(*yaml.TypeError); ok {
-		msg = strings.Join(te.Errors, "; ")
+// into positioned errors; for .json files encoding/json finds the byte.
+func (p *parser) yamlError(err error, data []byte) {
+	line, col := 0, 0
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var se *json.SyntaxError
+	var v any
+	switch {
+	case strings.HasSuffix(strings.ToLower(p.file), ".json") && errors.As(json.Unmarshal(data, &v), &se):
+		// For JSON, encoding/json pinpoints the byte; YAML's guess is vaguer.
+		line, col = lineCol(data, int(se.Offset))
+		msg = se.Error()
+	default:
+		if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+			msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
+			col = 1
+		}
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
-		msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
+	hint := "fix the YAML (or JSON) syntax"
+	if line > 0 && lineHasTabIndent(data, line) {
+		hint = "indent with spaces; YAML does not allow tabs for indentation"
 	}
-	p.add(Pos{Line: line, Column: 1}, "fix the YAML (or JSON) syntax", "syntax error: %s", msg)
+	p.add(Pos{Line: line, Column: col}, hint, "syntax error: %s", msg)
+}
+
+// lineCol converts a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int) (int, int) {
+	off = min(max(off, 1), len(data))
+	before := data[:off]
+	line := bytes.Count(before[:off-1], []byte("\n")) + 1
+	// The offending byte is data[off-1]; columns start at 1.
+	return line, off - 1 - bytes.LastIndexByte(before[:off-1], '\n')
+}
+
+func lineHasTabIndent(data []byte, line int) bool {
+	lines := bytes.Split(data, []byte("\n"))
+	if line-1 >= len(lines) {
+		return false
+	}
+	l := lines[line-1]
+	trimmed := bytes.TrimLeft(l, " \t")
+	return bytes.ContainsRune(l[:len(l)-len(trimmed)], '\t')
 }
 
 var topKeys = []string{"description", "collections"}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,8 @@ var extJSONKeys = map[string]string{
 	"$dbPointer":         `{$dbPointer: {$ref: "c", $id: {$oid: "..."}}}`,
 	"$undefined":         `{$undefined: true}`,
 }
+
+var wholeNumber = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 // value converts a YAML node into a BSON value, recording the position of
 // every nested node under ptr. Mappings become bson.D (order kept), lists
@@ -92,6 +95,12 @@ func (p *parser) scalar(n *yaml.Node) (any, bool) {
 		}
 		return i, true
 	case "!!float":
+		if wholeNumber.MatchString(n.Value) {
+			// YAML turns an integer too large for int64 into a float,
+			// silently losing digits; refuse instead.
+			p.errorf(n, `write a number between -2^63 and 2^63-1, or {$numberDecimal: "..."} for larger values`, "integer %s does not fit in 64 bits", n.Value)
+			return nil, false
+		}
 		var f float64
 		if err := n.Decode(&f); err != nil {
 			p.errorf(n, "write a decimal number such as 1.5", "invalid number %q", n.Value)
