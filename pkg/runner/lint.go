@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/validator"
@@ -82,6 +84,9 @@ func Lint(fsys fs.FS) (*LintReport, error) {
 		r.Migrations = append(r.Migrations, LintedFile{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
 		r.lintMigration(m)
 	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
 	return r, nil
 }
 
