@@ -37,14 +37,65 @@ type globals struct {
 	NoColor  bool
 }
 
+// globalFlags are accepted before the command (with their environment
+// variables and defaults) and, for convenience, after it too
+// (`mongomig lint --dir x`). A flag given after the command wins.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "uri", Usage: "MongoDB connection string", EnvVars: []string{"MONGOMIG_URI"}},
+		&cli.StringFlag{Name: "db", Usage: "database name (default: the database in --uri)", EnvVars: []string{"MONGOMIG_DB"}},
+		&cli.StringFlag{Name: "dir", Value: "./migrations", Usage: "migration directory", EnvVars: []string{"MONGOMIG_DIR"}},
+		&cli.StringFlag{Name: "embedded", Usage: "run against an embedded sandbox server storing its data in `DIR` instead of --uri", EnvVars: []string{"MONGOMIG_EMBEDDED"}},
+		&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
+		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also when NO_COLOR is set)"},
+	}
+}
+
+// commandCopies returns the global flags as a command declares them: no
+// defaults and no environment variables, so they count only when written
+// after the command.
+func commandCopies() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range globalFlags() {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			out = append(out, &cli.StringFlag{Name: f.Name, Usage: f.Usage, Category: "global (also before the command)"})
+		case *cli.BoolFlag:
+			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: f.Usage, Category: "global (also before the command)"})
+		}
+	}
+	return out
+}
+
+// readGlobals resolves each global flag from the innermost context that
+// set it on the command line, else the app's value (env var or default).
 func readGlobals(c *cli.Context) globals {
+	lineage := c.Lineage()
+	setHere := func(ctx *cli.Context, name string) bool {
+		for _, n := range ctx.LocalFlagNames() {
+			if n == name {
+				return true
+			}
+		}
+		return false
+	}
+	owner := func(name string) *cli.Context {
+		for _, ctx := range lineage[:len(lineage)-1] {
+			if ctx.Command != nil && setHere(ctx, name) {
+				return ctx
+			}
+		}
+		return lineage[len(lineage)-1]
+	}
+	str := func(name string) string { return owner(name).String(name) }
+	boolean := func(name string) bool { return owner(name).Bool(name) }
 	return globals{
-		URI:      c.String("uri"),
-		DB:       c.String("db"),
-		Dir:      c.String("dir"),
-		Embedded: c.String("embedded"),
-		JSON:     c.Bool("json"),
-		NoColor:  c.Bool("no-color"),
+		URI:      str("uri"),
+		DB:       str("db"),
+		Dir:      str("dir"),
+		Embedded: str("embedded"),
+		JSON:     boolean("json"),
+		NoColor:  boolean("no-color"),
 	}
 }
 
@@ -78,7 +129,7 @@ func newApp(e *env) *cli.App {
 		Name:    "mongomig",
 		Usage:   "MongoDB schema migrations: validators, indexes and lazy document upgrades",
 		Version: version(),
-		Description: "Global flags go before the command: mongomig --embedded .sandbox info.\n" +
+		Description: "Global flags may go before or after the command: mongomig --embedded .sandbox info.\n" +
 			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents, 4 lock not acquired.",
 		Writer:               e.streams.Out,
 		ErrWriter:            e.streams.Err,
@@ -89,23 +140,9 @@ func newApp(e *env) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError(err)
 		},
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "uri", Usage: "MongoDB connection string", EnvVars: []string{"MONGOMIG_URI"}},
-			&cli.StringFlag{Name: "db", Usage: "database name (default: the database in --uri)", EnvVars: []string{"MONGOMIG_DB"}},
-			&cli.StringFlag{Name: "dir", Value: "./migrations", Usage: "migration directory", EnvVars: []string{"MONGOMIG_DIR"}},
-			&cli.StringFlag{Name: "embedded", Usage: "run against an embedded sandbox server storing its data in `DIR` instead of --uri", EnvVars: []string{"MONGOMIG_EMBEDDED"}},
-			&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
-			&cli.BoolFlag{Name: "no-color", Usage: "no colour (also when NO_COLOR is set)"},
-		},
+		Flags: globalFlags(),
 		Before: func(c *cli.Context) error {
-			e.g = readGlobals(c)
-			e.out = &output{
-				out:      e.streams.Out,
-				err:      e.streams.Err,
-				json:     e.g.JSON,
-				color:    useColor(e.g.NoColor, noColorEnv, e.streams.OutIsTerminal),
-				errColor: useColor(e.g.NoColor, noColorEnv, e.streams.ErrIsTerminal),
-			}
+			e.init(c, noColorEnv)
 			return nil
 		},
 		Commands: []*cli.Command{
@@ -116,16 +153,34 @@ func newApp(e *env) *cli.App {
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
+		cmd.Flags = append(cmd.Flags, commandCopies()...)
+		cmd.Before = func(c *cli.Context) error {
+			e.init(c, noColorEnv)
+			return nil
+		}
 	}
 	return app
+}
+
+// init resolves the global flags for the running command and sets up the
+// output accordingly.
+func (e *env) init(c *cli.Context, noColorEnv bool) {
+	e.g = readGlobals(c)
+	e.out = &output{
+		out:      e.streams.Out,
+		err:      e.streams.Err,
+		json:     e.g.JSON,
+		color:    useColor(e.g.NoColor, noColorEnv, e.streams.OutIsTerminal),
+		errColor: useColor(e.g.NoColor, noColorEnv, e.streams.ErrIsTerminal),
+	}
 }
 
 // noArgs rejects positional arguments: urfave/cli v2 silently ignores flags
 // written after one, so a stray argument usually means a misplaced flag.
 func noArgs(c *cli.Context) error {
 	if c.Args().Len() > 0 {
-		return usageError(fmt.Errorf("%s takes no arguments, got %q (flags go before arguments: `mongomig --embedded DIR %s`)",
-			c.Command.Name, strings.Join(c.Args().Slice(), " "), c.Command.Name))
+		return usageError(fmt.Errorf("%s takes no arguments, got %q (flags go before arguments)",
+			c.Command.Name, strings.Join(c.Args().Slice(), " ")))
 	}
 	return nil
 }

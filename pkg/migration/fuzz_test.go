@@ -30,6 +30,9 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		if m == nil || !m.Broken {
+			t.Fatalf("error without a Broken partial migration: %+v", m)
+		}
 		var list migration.ErrorList
 		if !errors.As(err, &list) || len(list) == 0 {
 			t.Fatalf("error is not a non-empty ErrorList: %T %v", err, err)

@@ -73,8 +73,9 @@ func snakeCase(s string) string {
 // Load reads every migration file at the root of fsys (subdirectories and
 // files with other extensions are ignored) and returns the migrations in
 // version order. On any problem it returns an [ErrorList] naming all of
-// them, together with the migrations that did parse, so a caller such as
-// lint can keep checking those.
+// them together with every migration it could read, the broken ones
+// partially filled and marked Broken, so lint can keep checking them.
+// Nothing from a failed Load may be applied.
 func Load(fsys fs.FS) ([]*Migration, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -97,24 +98,18 @@ func Load(fsys fs.FS) ([]*Migration, error) {
 		m, err := Parse(e.Name(), data)
 		if err != nil {
 			errs = append(errs, err.(ErrorList)...)
-			// A file whose body is broken still claims its version.
-			if v, _ := (&parser{file: e.Name()}).fileName(); v > 0 {
-				if prev, dup := byVers[v]; dup {
-					errs = append(errs, duplicate(e.Name(), prev, v))
-				} else {
-					byVers[v] = e.Name()
-				}
+		}
+		if m.Version > 0 {
+			if prev, dup := byVers[m.Version]; dup {
+				errs = append(errs, duplicate(e.Name(), prev, m.Version))
+				m.Broken = true
+			} else {
+				byVers[m.Version] = e.Name()
 			}
-			continue
 		}
-		if prev, dup := byVers[m.Version]; dup {
-			errs = append(errs, duplicate(e.Name(), prev, m.Version))
-			continue
-		}
-		byVers[m.Version] = e.Name()
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b *Migration) int { return cmpInt(a.Version, b.Version) })
+	slices.SortStableFunc(out, func(a, b *Migration) int { return cmpInt(a.Version, b.Version) })
 	if err := errs.err(); err != nil {
 		return out, err
 	}

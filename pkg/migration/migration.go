@@ -21,6 +21,9 @@ type Migration struct {
 	// Checksum identifies the file's exact bytes ("sha256:<hex>"); a
 	// different checksum for an applied version is drift.
 	Checksum string `json:"checksum"`
+	// Broken is set on a migration returned alongside parse errors: it holds
+	// only what could be read and must not be applied.
+	Broken bool `json:"broken,omitempty"`
 
 	positions map[string]Pos
 }

@@ -14,12 +14,15 @@ import (
 
 // Parse parses one migration file. file is its path within the migration
 // directory; its base name must follow NNNN_snake_name.ext. On failure the
-// error is an [ErrorList] naming every problem found.
+// error is an [ErrorList] naming every problem found, and the migration
+// returned holds what could be read, with Broken set (so lint can still
+// check its schemas); never apply it.
 func Parse(file string, data []byte) (*Migration, error) {
 	p := &parser{file: file, pos: map[string]Pos{}}
 	m := p.parse(data)
 	if err := p.errs.err(); err != nil {
-		return nil, err
+		m.Broken = true
+		return m, err
 	}
 	return m, nil
 }

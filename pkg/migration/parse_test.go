@@ -130,6 +130,9 @@ func TestParseRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("parsed without error: %+v", m)
 			}
+			if m == nil || !m.Broken {
+				t.Errorf("want a partial migration marked Broken alongside the error, got %+v", m)
+			}
 			var list migration.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
 				t.Fatalf("error %T is not a non-empty ErrorList: %v", err, err)

@@ -81,7 +81,11 @@ func Lint(fsys fs.FS) (*LintReport, error) {
 			Hint: "migration files are named NNNN_snake_name.yaml; create the first with `mongomig create NAME`"})
 	}
 	for _, m := range ms {
-		r.Migrations = append(r.Migrations, LintedFile{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
+		if !m.Broken {
+			r.Migrations = append(r.Migrations, LintedFile{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
+		}
+		// Broken files are checked too, as far as they could be read, so
+		// one run shows every problem.
 		r.lintMigration(m)
 	}
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
@@ -100,7 +104,7 @@ func (r *LintReport) add(p Problem) {
 }
 
 func (r *LintReport) lintMigration(m *migration.Migration) {
-	if len(m.Collections) == 0 {
+	if len(m.Collections) == 0 && !m.Broken {
 		pos := m.Position("/collections")
 		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,
 			Message: "migration declares no collection", Hint: "add a collection under collections, or delete the file"})
