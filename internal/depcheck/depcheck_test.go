@@ -1,0 +1,64 @@
+package depcheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mongomig/mongomig"
+
+// forbidden in any library package an application may link.
+var heavy = []string{
+	module + "/internal/sandbox",
+	module + "/internal/cli",
+	"github.com/FerretDB/",
+	"github.com/urfave/cli",
+	"github.com/fatih/color",
+	"github.com/mattn/go-isatty",
+}
+
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-test=false", module+"/"+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestLibrariesStayLight(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/runner"} {
+		for _, d := range deps(t, pkg) {
+			for _, h := range heavy {
+				if strings.HasPrefix(d, h) {
+					t.Errorf("%s links %s", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// TestFloors: pkg/migration and pkg/validator import neither each other
+// nor any mongomig package but the standard-library-only internal/suggest.
+func TestFloors(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	allowed := map[string]bool{module + "/internal/suggest": true}
+	for _, pkg := range []string{"pkg/migration", "pkg/validator"} {
+		for _, d := range deps(t, pkg) {
+			if strings.HasPrefix(d, module+"/") && d != module+"/"+pkg && !allowed[d] {
+				t.Errorf("%s imports %s, breaking the package floors of DESIGN.md", pkg, d)
+			}
+		}
+	}
+	for _, d := range deps(t, "internal/suggest") {
+		if strings.Contains(d, ".") && !strings.HasPrefix(d, module) {
+			t.Errorf("internal/suggest must use only the standard library, imports %s", d)
+		}
+	}
+}
