@@ -107,8 +107,10 @@ func (p *parser) unsetPaths(v *yaml.Node, ptr string) []Field {
 	return out
 }
 
-func (p *parser) valuePairs(op Op, v *yaml.Node, ptr string) []Field {
-	hint := fmt.Sprintf("write `%s: {path: value}`", op)
+// operands walks a step's {key: value} mapping, calling field for each
+// pair; form is how the step is written, for hints.
+func (p *parser) operands(op Op, v *yaml.Node, ptr, form string, field func(key string, k, val *yaml.Node) (Field, bool)) []Field {
+	hint := fmt.Sprintf("write `%s: %s`", op, form)
 	if !p.mapping(v, string(op), hint) {
 		return nil
 	}
@@ -117,40 +119,36 @@ func (p *parser) valuePairs(op Op, v *yaml.Node, ptr string) []Field {
 		return nil
 	}
 	var out []Field
-	p.each(v, ptr, nil, func(path string, k, val *yaml.Node) {
-		if !p.checkPath(k, path) {
-			return
-		}
-		x, ok := p.value(val, ptr+"/"+escapePtr(path))
-		if ok {
-			out = append(out, Field{Path: path, Value: x, Pos: posOf(k)})
+	p.each(v, ptr, nil, func(key string, k, val *yaml.Node) {
+		if f, ok := field(key, k, val); ok {
+			out = append(out, f)
 		}
 	})
 	return out
 }
 
+func (p *parser) valuePairs(op Op, v *yaml.Node, ptr string) []Field {
+	return p.operands(op, v, ptr, "{path: value}", func(path string, k, val *yaml.Node) (Field, bool) {
+		if !p.checkPath(k, path) {
+			return Field{}, false
+		}
+		x, ok := p.value(val, ptr+"/"+escapePtr(path))
+		return Field{Path: path, Value: x, Pos: posOf(k)}, ok
+	})
+}
+
 func (p *parser) pathPairs(op Op, v *yaml.Node, ptr string) []Field {
-	hint := fmt.Sprintf("write `%s: {from.path: to.path}`", op)
-	if !p.mapping(v, string(op), hint) {
-		return nil
-	}
-	if len(v.Content) == 0 {
-		p.errorf(v, hint, "%s names no field", op)
-		return nil
-	}
-	var out []Field
-	p.each(v, ptr, nil, func(from string, k, val *yaml.Node) {
-		to, ok := p.str(val, hint)
+	return p.operands(op, v, ptr, "{from.path: to.path}", func(from string, k, val *yaml.Node) (Field, bool) {
+		to, ok := p.str(val, fmt.Sprintf("write `%s: {from.path: to.path}`", op))
 		if !ok || !p.checkPath(k, from) || !p.checkPath(val, to) {
-			return
+			return Field{}, false
 		}
 		if from == to || isPrefix(from, to) || isPrefix(to, from) {
 			p.errorf(k, "the source and the target must not be the same field or contain one another (MongoDB refuses the same $rename)", "%s %q to %q: the paths overlap", op, from, to)
-			return
+			return Field{}, false
 		}
-		out = append(out, Field{Path: from, To: to, Pos: posOf(k)})
+		return Field{Path: from, To: to, Pos: posOf(k)}, true
 	})
-	return out
 }
 
 // checkPath rejects paths MongoDB's update operators refuse.
