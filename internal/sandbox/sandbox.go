@@ -16,8 +16,9 @@ import (
 // Options configure [Start].
 type Options struct {
 	// Dir is the directory the server stores its SQLite files in; it is
-	// created if missing and data persists across runs. Empty means an
-	// in-memory server whose data disappears on Stop.
+	// created if missing and data persists across runs. Empty means a new
+	// temporary directory, removed on Stop. (FerretDB's in-memory SQLite
+	// mode is not used: an update after an insert hangs in it.)
 	Dir string
 
 	// Logger receives the server's own log records. Nil discards them.
@@ -40,22 +41,24 @@ func Start(opts Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 
-	// In memory unless a directory is given.
-	sqliteURL := "file:./?mode=memory"
-	dir := ""
-	if opts.Dir != "" {
-		abs, err := filepath.Abs(opts.Dir)
+	dir, temp := opts.Dir, false
+	if dir == "" {
+		d, err := os.MkdirTemp("", "mongomig-sandbox-")
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: directory %q: %w", opts.Dir, err)
+			return nil, fmt.Errorf("sandbox: temporary directory: %w", err)
 		}
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox: create directory %q: %w", abs, err)
-		}
-		dir = abs
-		// FerretDB requires the URL to end with a slash; it stores one
-		// <db>.sqlite file per database in that directory.
-		sqliteURL = (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(abs) + "/"}).String()
+		dir, temp = d, true
 	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: directory %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: create directory %q: %w", abs, err)
+	}
+	// FerretDB requires the URL to end with a slash; it stores one
+	// <db>.sqlite file per database in that directory.
+	sqliteURL := (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(abs) + "/"}).String()
 
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
@@ -64,15 +67,23 @@ func Start(opts Options) (*Server, error) {
 		Logger:    logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: start embedded server in %q: %w", dir, err)
+		if temp {
+			_ = os.RemoveAll(abs)
+		}
+		return nil, fmt.Errorf("sandbox: start embedded server in %q: %w", abs, err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{uri: f.MongoDBURI(), dir: dir, cancel: cancel, done: make(chan error, 1)}
+	s := &Server{uri: f.MongoDBURI(), dir: abs, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		err := f.Run(ctx)
 		if errors.Is(err, context.Canceled) {
 			err = nil
+		}
+		if temp {
+			if rerr := os.RemoveAll(abs); rerr != nil && err == nil {
+				err = fmt.Errorf("sandbox: remove temporary directory: %w", rerr)
+			}
 		}
 		s.done <- err
 	}()
@@ -83,7 +94,7 @@ func Start(opts Options) (*Server, error) {
 // "mongodb://127.0.0.1:40123/".
 func (s *Server) URI() string { return s.uri }
 
-// Dir is the absolute storage directory, or "" for an in-memory server.
+// Dir is the absolute storage directory (a temporary one when none was given).
 func (s *Server) Dir() string { return s.dir }
 
 // Stop shuts the server down and waits for it to finish, at most until ctx

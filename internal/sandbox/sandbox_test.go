@@ -80,12 +80,20 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	}
 }
 
-// TestInMemoryIsFresh checks that two in-memory servers share nothing.
-func TestInMemoryIsFresh(t *testing.T) {
+// TestTemporaryIsFresh checks that two servers without a directory share
+// nothing, and that updates work (they hang in FerretDB's in-memory mode,
+// which the sandbox therefore does not use).
+func TestTemporaryIsFresh(t *testing.T) {
 	ctx := context.Background()
 	db1 := sandboxtest.Database(t, "app")
-	if _, err := db1.Collection("c").InsertOne(ctx, bson.D{{Key: "x", Value: 1}}); err != nil {
+	res, err := db1.Collection("c").InsertOne(ctx, bson.D{{Key: "x", Value: 1}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := db1.Collection("c").UpdateOne(uctx, bson.D{{Key: "_id", Value: res.InsertedID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 2}}}}); err != nil {
+		t.Fatalf("update after insert: %v", err)
 	}
 	db2 := sandboxtest.Database(t, "app")
 	n, err := db2.Collection("c").CountDocuments(ctx, bson.D{})
@@ -105,6 +113,7 @@ func TestStopIsQuickAfterDisconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := s.Dir()
 	c := connect(t, s.URI())
 	if err := c.Ping(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -114,5 +123,8 @@ func TestStopIsQuickAfterDisconnect(t *testing.T) {
 	_ = c.Disconnect(ctx)
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temporary directory %s not removed on Stop: %v", dir, err)
 	}
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/mongomig/mongomig/internal/sandbox"
 )
 
-// Start starts an in-memory server for t and stops it when t ends.
+// Start starts a server in a temporary directory for t and stops it when t
+// ends.
 func Start(t testing.TB) *sandbox.Server {
 	t.Helper()
 	return StartIn(t, "")
 }
 
-// StartIn starts a server storing its data in dir ("" for in-memory) and
+// StartIn starts a server storing its data in dir ("" for a temporary one) and
 // stops it when t ends.
 func StartIn(t testing.TB, dir string) *sandbox.Server {
 	t.Helper()
@@ -50,7 +51,7 @@ func Connect(t testing.TB, uri string, opts ...*options.ClientOptions) *mongo.Cl
 	return c
 }
 
-// Database starts a fresh in-memory server and returns a database on it
+// Database starts a fresh server and returns a database on it
 // named name.
 func Database(t testing.TB, name string) *mongo.Database {
 	t.Helper()

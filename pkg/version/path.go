@@ -1,0 +1,260 @@
+package version
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// PathError is an update MongoDB would refuse for this document, such as
+// setting a.b where a is a string.
+type PathError struct {
+	Path string
+	Msg  string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("path %q: %s", e.Path, e.Msg) }
+
+func index(d bson.D, key string) int {
+	for i := range d {
+		if d[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// arrayIndex parses a path segment as an array index, as MongoDB does:
+// digits only.
+func arrayIndex(seg string) (int, bool) {
+	if seg == "" || len(seg) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(seg)
+	return n, err == nil
+}
+
+func describeValue(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bson.A:
+		return "an array"
+	case bson.D:
+		return "a document"
+	}
+	return fmt.Sprintf("a %s", bsonTypeName(v))
+}
+
+func bsonTypeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int32:
+		return "int"
+	case int64:
+		return "long"
+	case float64:
+		return "double"
+	case bool:
+		return "bool"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", v), "bson.")
+}
+
+// get returns the value at path through embedded documents and, for
+// numeric segments, array elements.
+func get(d bson.D, segs []string) (any, bool) {
+	var cur any = d
+	for _, seg := range segs {
+		switch n := cur.(type) {
+		case bson.D:
+			i := index(n, seg)
+			if i < 0 {
+				return nil, false
+			}
+			cur = n[i].Value
+		case bson.A:
+			i, ok := arrayIndex(seg)
+			if !ok || i >= len(n) {
+				return nil, false
+			}
+			cur = n[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// exists reports whether path exists with the semantics of the query
+// {path: {$exists: true}}: through an array, a numeric segment indexes it
+// and any other segment asks whether some element (a document) has it.
+func exists(v any, segs []string) bool {
+	if len(segs) == 0 {
+		return true
+	}
+	switch n := v.(type) {
+	case bson.D:
+		i := index(n, segs[0])
+		return i >= 0 && exists(n[i].Value, segs[1:])
+	case bson.A:
+		if i, ok := arrayIndex(segs[0]); ok && i < len(n) && exists(n[i], segs[1:]) {
+			return true
+		}
+		for _, e := range n {
+			if _, isDoc := e.(bson.D); isDoc && exists(e, segs) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// blockedBy reports whether path runs into a value that is neither a
+// document nor an array before its last segment (MongoDB's PathNotViable),
+// naming that field and what it holds.
+func blockedBy(d bson.D, segs []string) (string, string, bool) {
+	cur := d
+	for _, seg := range segs[:len(segs)-1] {
+		i := index(cur, seg)
+		if i < 0 {
+			return "", "", false
+		}
+		switch n := cur[i].Value.(type) {
+		case bson.D:
+			cur = n
+		case bson.A:
+			return "", "", false
+		default:
+			return seg, describeValue(n), true
+		}
+	}
+	return "", "", false
+}
+
+// crossesArray reports whether path goes through an array: $rename refuses
+// such paths ("The source field cannot be an array element").
+func crossesArray(d bson.D, segs []string) bool {
+	var cur any = d
+	for _, seg := range segs[:len(segs)-1] {
+		n, ok := cur.(bson.D)
+		if !ok {
+			return false
+		}
+		i := index(n, seg)
+		if i < 0 {
+			return false
+		}
+		cur = n[i].Value
+		if _, isArr := cur.(bson.A); isArr {
+			return true
+		}
+	}
+	return false
+}
+
+// set sets path in d like $set: missing embedded documents are created, an
+// existing field keeps its place and a new one is appended, a numeric
+// segment indexes an array (padding with nulls). d's own slice may be
+// modified (the caller owns it); nested documents and arrays are copied
+// before they change, so the caller's input is never modified.
+func set(d bson.D, segs []string, v any, full string) (bson.D, error) {
+	i := index(d, segs[0])
+	if len(segs) == 1 {
+		if i >= 0 {
+			d[i].Value = v
+			return d, nil
+		}
+		return append(d, bson.E{Key: segs[0], Value: v}), nil
+	}
+	if i < 0 {
+		child, err := set(bson.D{}, segs[1:], v, full)
+		if err != nil {
+			return d, err
+		}
+		return append(d, bson.E{Key: segs[0], Value: child}), nil
+	}
+	child, err := setIn(d[i].Value, segs[0], segs[1:], v, full)
+	if err != nil {
+		return d, err
+	}
+	d[i].Value = child
+	return d, nil
+}
+
+func setIn(node any, key string, segs []string, v any, full string) (any, error) {
+	switch n := node.(type) {
+	case bson.D:
+		return set(append(make(bson.D, 0, len(n)+1), n...), segs, v, full)
+	case bson.A:
+		idx, ok := arrayIndex(segs[0])
+		if !ok {
+			return nil, &PathError{full, fmt.Sprintf("cannot create field %q in element {%s: an array}", segs[0], key)}
+		}
+		a := append(make(bson.A, 0, max(len(n), idx+1)), n...)
+		for len(a) <= idx {
+			a = append(a, nil)
+		}
+		if len(segs) == 1 {
+			a[idx] = v
+			return a, nil
+		}
+		if a[idx] == nil && idx >= len(n) {
+			child, err := set(bson.D{}, segs[1:], v, full)
+			a[idx] = child
+			return a, err
+		}
+		child, err := setIn(a[idx], segs[0], segs[1:], v, full)
+		a[idx] = child
+		return a, err
+	}
+	return nil, &PathError{full, fmt.Sprintf("cannot create field %q in element {%s: %s}", segs[0], key, describeValue(node))}
+}
+
+// unset removes path like $unset: a missing path is a no-op, a numeric
+// segment addressing an array element sets it to null. Ownership as set.
+func unset(d bson.D, segs []string) bson.D {
+	i := index(d, segs[0])
+	if i < 0 {
+		return d
+	}
+	if len(segs) == 1 {
+		return append(d[:i:i], d[i+1:]...)
+	}
+	if child, changed := unsetIn(d[i].Value, segs[1:]); changed {
+		d[i].Value = child
+	}
+	return d
+}
+
+func unsetIn(node any, segs []string) (any, bool) {
+	switch n := node.(type) {
+	case bson.D:
+		if _, ok := get(n, segs); !ok {
+			return n, false
+		}
+		return unset(append(make(bson.D, 0, len(n)), n...), segs), true
+	case bson.A:
+		idx, ok := arrayIndex(segs[0])
+		if !ok || idx >= len(n) {
+			return n, false
+		}
+		a := append(make(bson.A, 0, len(n)), n...)
+		if len(segs) == 1 {
+			a[idx] = nil
+			return a, true
+		}
+		child, changed := unsetIn(a[idx], segs[1:])
+		a[idx] = child
+		return a, changed
+	}
+	return node, false
+}

@@ -1,0 +1,204 @@
+package version
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// DefaultField is the document field that holds a document's version.
+const DefaultField = "version"
+
+// Option configures [New].
+type Option interface{ apply(*config) error }
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+type config struct {
+	field        string
+	funcs        map[string]Func
+	allowMissing bool
+}
+
+// WithField names the version field (default "version").
+func WithField(name string) Option {
+	return optionFunc(func(c *config) error {
+		if name == "" || name == "_id" || containsDot(name) || name[0] == '$' {
+			return fmt.Errorf("invalid version field %q: use a top-level field name such as %q", name, DefaultField)
+		}
+		c.field = name
+		return nil
+	})
+}
+
+// WithFunc registers a Go function for `func: name` steps.
+func WithFunc(name string, fn Func) Option {
+	return optionFunc(func(c *config) error {
+		if fn == nil {
+			return fmt.Errorf("func %q is nil", name)
+		}
+		if _, dup := c.funcs[name]; dup {
+			return fmt.Errorf("func %q is registered twice", name)
+		}
+		c.funcs[name] = fn
+		return nil
+	})
+}
+
+// WithFuncs registers several functions at once.
+func WithFuncs(funcs map[string]Func) Option {
+	return optionFunc(func(c *config) error {
+		names := make([]string, 0, len(funcs))
+		for name := range funcs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if err := WithFunc(name, funcs[name]).apply(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// AllowMissingFuncs lets [New] succeed when a file names a function that
+// was not registered; upgrading through such a step then fails with
+// [ErrFuncNotRegistered]. The stock mongomig binary uses it: it knows no
+// application's functions, yet can still lint and report.
+func AllowMissingFuncs(allow bool) Option {
+	return optionFunc(func(c *config) error {
+		c.allowMissing = allow
+		return nil
+	})
+}
+
+func containsDot(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrFuncNotRegistered is returned when an upgrade needs a func step whose
+// function the binary does not register.
+var ErrFuncNotRegistered = errors.New("upgrade function not registered")
+
+// Registry holds every collection's upgrade chain. It is immutable after
+// [New] and safe for concurrent use.
+type Registry struct {
+	field      string
+	chains     map[string]*chain
+	migrations []*migration.Migration
+}
+
+// chain is one collection's upgrades in version order.
+type chain struct {
+	links []link
+}
+
+type link struct {
+	version int64
+	file    string
+	steps   []step
+	missing string // name of an unregistered func, with AllowMissingFuncs
+}
+
+func (c *chain) current() int64 {
+	if c == nil || len(c.links) == 0 {
+		return 0
+	}
+	return c.links[len(c.links)-1].version
+}
+
+// New loads the migrations in fsys (see migration.Load) and builds the
+// registry. It fails when a file is invalid or names a func that was not
+// registered (unless [AllowMissingFuncs]).
+func New(fsys fs.FS, opts ...Option) (*Registry, error) {
+	ms, err := migration.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return FromMigrations(ms, opts...)
+}
+
+// FromMigrations builds a registry from migrations already loaded, in
+// version order.
+func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error) {
+	cfg := config{field: DefaultField, funcs: map[string]Func{}}
+	for _, o := range opts {
+		if err := o.apply(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	r := &Registry{field: cfg.field, chains: map[string]*chain{}, migrations: ms}
+	var missing []error
+	for _, m := range ms {
+		if m.Broken {
+			return nil, fmt.Errorf("migration %s is invalid; run mongomig lint", m.File)
+		}
+		for _, c := range m.Collections {
+			if len(c.Upgrade) == 0 {
+				continue
+			}
+			l := link{version: m.Version, file: m.File}
+			for _, s := range c.Upgrade {
+				cs, err := compileStep(s, cfg.funcs)
+				if err != nil {
+					if !cfg.allowMissing {
+						missing = append(missing, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", m.File, s.Pos.Line, s.Pos.Column, c.Name, err, s.Func))
+						continue
+					}
+					l.missing = s.Func
+				}
+				l.steps = append(l.steps, cs)
+			}
+			ch := r.chains[c.Name]
+			if ch == nil {
+				ch = &chain{}
+				r.chains[c.Name] = ch
+			}
+			ch.links = append(ch.links, l)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
+	}
+	return r, nil
+}
+
+// Field is the version field's name.
+func (r *Registry) Field() string { return r.field }
+
+// Current is the version documents of coll are upgraded to: the number of
+// the last migration that declares an upgrade for it (0 if none does).
+func (r *Registry) Current(coll string) int64 { return r.chains[coll].current() }
+
+// Collections lists the collections that have upgrades, sorted.
+func (r *Registry) Collections() []string {
+	out := make([]string, 0, len(r.chains))
+	for name := range r.chains {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Versions lists the document versions that exist for coll, oldest first,
+// starting with 0 (before mongomig).
+func (r *Registry) Versions(coll string) []int64 {
+	out := []int64{0}
+	if ch := r.chains[coll]; ch != nil {
+		for _, l := range ch.links {
+			out = append(out, l.version)
+		}
+	}
+	return out
+}

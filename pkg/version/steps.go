@@ -1,0 +1,168 @@
+package version
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// Func is an upgrade step written in Go and registered by name. It gets a
+// document of the previous version, which it may modify, and returns the
+// document of this version. It must not touch _id or the version field.
+type Func func(doc bson.D) (bson.D, error)
+
+// step is a compiled migration step: paths split once, at load time.
+type step struct {
+	op     migration.Op
+	fields []field
+	fn     Func
+	name   string // the func's name
+	src    migration.Step
+}
+
+type field struct {
+	path, to   string
+	segs, toSg []string
+	value      any
+}
+
+func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
+	c := step{op: s.Op, src: s, name: s.Func}
+	if s.Op == migration.OpFunc {
+		fn, ok := funcs[s.Func]
+		if !ok {
+			return c, fmt.Errorf("func %q is not registered", s.Func)
+		}
+		c.fn = fn
+		return c, nil
+	}
+	for _, f := range s.Fields {
+		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value}
+		if f.To != "" {
+			cf.toSg = strings.Split(f.To, ".")
+		}
+		c.fields = append(c.fields, cf)
+	}
+	// MongoDB 5.0+ applies an update's fields in field-name order (numeric
+	// names numerically), whatever order the update lists them in; so new
+	// fields are appended in that order.
+	slices.SortStableFunc(c.fields, func(a, b field) int { return comparePaths(a.segs, b.segs) })
+	return c, nil
+}
+
+// comparePaths orders dotted paths segment by segment, as MongoDB orders
+// update fields: numeric segments numerically, others bytewise.
+func comparePaths(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		na, aNum := arrayIndex(a[i])
+		nb, bNum := arrayIndex(b[i])
+		var c int
+		if aNum && bNum {
+			c = cmp.Compare(na, nb)
+		} else {
+			c = strings.Compare(a[i], b[i])
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// apply runs the step on d, which the caller owns (see set).
+func (s *step) apply(d bson.D) (bson.D, error) {
+	var err error
+	switch s.op {
+	case migration.OpSet:
+		for _, f := range s.fields {
+			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
+				return d, err
+			}
+		}
+	case migration.OpDefault:
+		for _, f := range s.fields {
+			if exists(d, f.segs) {
+				continue
+			}
+			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
+				return d, err
+			}
+		}
+	case migration.OpUnset:
+		for _, f := range s.fields {
+			d = unset(d, f.segs)
+		}
+	case migration.OpRename, migration.OpCopy:
+		for _, f := range s.fields {
+			if d, err = s.move(d, f); err != nil {
+				return d, err
+			}
+		}
+	case migration.OpFunc:
+		out, err := s.fn(cloneDoc(d))
+		if err != nil {
+			return d, fmt.Errorf("func %s: %w", s.name, err)
+		}
+		return out, nil
+	default:
+		return d, fmt.Errorf("unknown step %q", s.op)
+	}
+	return d, nil
+}
+
+// move implements rename ($rename) and copy: a missing source is a no-op;
+// a source or target inside an array is refused, as $rename refuses it.
+func (s *step) move(d bson.D, f field) (bson.D, error) {
+	if crossesArray(d, f.segs) {
+		return d, &PathError{f.path, fmt.Sprintf("%s source cannot be inside an array", s.op)}
+	}
+	if key, what, blocked := blockedBy(d, f.segs); blocked {
+		// MongoDB answers PathNotViable when the source path runs into a
+		// value that is not a document.
+		return d, &PathError{f.path, fmt.Sprintf("%s source runs through {%s: %s}, which is not a document", s.op, key, what)}
+	}
+	v, ok := get(d, f.segs)
+	if !ok {
+		return d, nil
+	}
+	if crossesArray(d, f.toSg) {
+		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be inside an array", s.op)}
+	}
+	if s.op == migration.OpRename {
+		// $rename is $unset of the source then $set of the target: an
+		// existing target is replaced where it stands, a new one appended.
+		d = unset(d, f.segs)
+	} else {
+		v = cloneValue(v)
+	}
+	return set(d, f.toSg, v, f.to)
+}
+
+// cloneValue deep-copies documents and arrays, so values from the
+// migration file or the source document are never shared.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case bson.D:
+		return cloneDoc(t)
+	case bson.A:
+		a := make(bson.A, len(t))
+		for i, x := range t {
+			a[i] = cloneValue(x)
+		}
+		return a
+	}
+	return v
+}
+
+func cloneDoc(d bson.D) bson.D {
+	out := make(bson.D, len(d))
+	for i, e := range d {
+		out[i] = bson.E{Key: e.Key, Value: cloneValue(e.Value)}
+	}
+	return out
+}

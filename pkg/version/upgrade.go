@@ -1,0 +1,310 @@
+package version
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+)
+
+// TooNewError is returned for a document whose version is newer than the
+// registry knows: the application is older than the data.
+type TooNewError struct {
+	Collection string
+	ID         any
+	Version    int64
+	Current    int64
+}
+
+func (e *TooNewError) Error() string {
+	return fmt.Sprintf("%s document %s is at version %d, newer than the %d this application knows: the application is older than the data; deploy the application built with the newer migrations",
+		e.Collection, idString(e.ID), e.Version, e.Current)
+}
+
+// UpgradeError is a document one of its upgrade steps cannot transform,
+// such as a rename into a field that holds a string.
+type UpgradeError struct {
+	Collection string
+	ID         any
+	// From is the document's version; Version the migration whose step failed.
+	From, Version int64
+	File          string
+	Step          int // 1-based
+	Op            string
+	Err           error
+}
+
+func (e *UpgradeError) Error() string {
+	return fmt.Sprintf("upgrade %s document %s from version %d: %s step %d (%s): %v",
+		e.Collection, idString(e.ID), e.From, e.File, e.Step, e.Op, e.Err)
+}
+
+func (e *UpgradeError) Unwrap() error { return e.Err }
+
+// VersionError is a version field that does not hold a whole number.
+type VersionError struct {
+	Collection string
+	ID         any
+	Field      string
+	Found      string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number; fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
+}
+
+func idString(id any) string {
+	if id == nil {
+		return "(no _id)"
+	}
+	if oid, ok := id.(bson.ObjectID); ok {
+		return "_id=ObjectId(" + oid.Hex() + ")"
+	}
+	return fmt.Sprintf("_id=%v", id)
+}
+
+// versionOf converts a version field's value. ok is false for types that
+// are not whole numbers.
+func versionOf(v any, present bool) (int64, bool) {
+	if !present || v == nil {
+		return 0, true // missing or null: before mongomig
+	}
+	switch n := v.(type) {
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		if n == math.Trunc(n) && n >= 0 && n < 1<<53 {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
+func lookupD(d bson.D, key string) (any, bool) {
+	for i := range d {
+		if d[i].Key == key {
+			return d[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// VersionOf returns the version of a document of coll: its version field,
+// 0 when missing.
+func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
+	v, present := lookupD(doc, r.field)
+	n, ok := versionOf(v, present)
+	if !ok {
+		id, _ := lookupD(doc, "_id")
+		return 0, &VersionError{coll, id, r.field, describeValue(v)}
+	}
+	return n, nil
+}
+
+// Upgrade returns doc of collection coll upgraded to the current version,
+// and whether anything changed. A document already current is returned as
+// is. doc itself is never modified.
+func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
+	from, err := r.VersionOf(coll, doc)
+	if err != nil {
+		return doc, false, err
+	}
+	ch := r.chains[coll]
+	cur := ch.current()
+	if from == cur {
+		return doc, false, nil
+	}
+	if from > cur {
+		id, _ := lookupD(doc, "_id")
+		return doc, false, &TooNewError{coll, id, from, cur}
+	}
+	out := append(make(bson.D, 0, len(doc)+4), doc...)
+	for i := range ch.links {
+		l := &ch.links[i]
+		if l.version <= from {
+			continue
+		}
+		if out, err = r.applyLink(coll, l, out, from); err != nil {
+			return doc, false, err
+		}
+	}
+	out, _ = set(out, []string{r.field}, versionValue(cur), r.field)
+	return out, true, nil
+}
+
+// ApplyOne applies only the upgrade that migration version declares for
+// coll to doc (a document of the previous version), without touching the
+// version field. Lint uses it to check a migration's examples.
+func (r *Registry) ApplyOne(coll string, version int64, doc bson.D) (bson.D, error) {
+	ch := r.chains[coll]
+	if ch != nil {
+		for i := range ch.links {
+			if ch.links[i].version == version {
+				return r.applyLink(coll, &ch.links[i], append(make(bson.D, 0, len(doc)+4), doc...), version-1)
+			}
+		}
+	}
+	return nil, fmt.Errorf("migration %d declares no upgrade for %s", version, coll)
+}
+
+func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
+	if l.missing != "" {
+		id, _ := lookupD(d, "_id")
+		return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Op: "func",
+			Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
+	}
+	var err error
+	for j := range l.steps {
+		s := &l.steps[j]
+		if d, err = s.apply(d); err != nil {
+			id, _ := lookupD(d, "_id")
+			return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: j + 1, Op: string(s.op), Err: err}
+		}
+	}
+	return d, nil
+}
+
+// versionValue stores versions as int32 when they fit, as drivers write
+// small integers.
+func versionValue(v int64) any {
+	if v <= math.MaxInt32 {
+		return int32(v)
+	}
+	return v
+}
+
+// Stamp returns doc with the version field set to coll's current version,
+// for a document the application is about to insert.
+func (r *Registry) Stamp(coll string, doc bson.D) bson.D {
+	out := append(make(bson.D, 0, len(doc)+1), doc...)
+	out, _ = set(out, []string{r.field}, versionValue(r.Current(coll)), r.field)
+	return out
+}
+
+// UpgradeRaw is [Registry.Upgrade] for raw BSON. A document already at the
+// current version costs one scan of its top-level keys and no allocation.
+func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error) {
+	v, present, ok := rawVersion(raw, r.field)
+	if ok && present && v == r.chains[coll].current() || ok && !present && r.chains[coll].current() == 0 {
+		return raw, false, nil
+	}
+	var d bson.D
+	if err := bson.Unmarshal(raw, &d); err != nil {
+		return raw, false, fmt.Errorf("decode %s document: %w", coll, err)
+	}
+	up, changed, err := r.Upgrade(coll, d)
+	if err != nil || !changed {
+		return raw, false, err
+	}
+	out, err := bson.Marshal(up)
+	if err != nil {
+		return raw, false, fmt.Errorf("encode upgraded %s document: %w", coll, err)
+	}
+	return out, true, nil
+}
+
+// rawVersion finds the version field among the top-level elements without
+// allocating. ok is false when the value is not a whole number.
+func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
+	if len(raw) < 5 {
+		return 0, false, false
+	}
+	rem := raw[4 : len(raw)-1]
+	for len(rem) > 0 {
+		elem, rest, good := bsoncore.ReadElement(rem)
+		if !good {
+			return 0, false, false
+		}
+		rem = rest
+		if string(elem.KeyBytes()) != field {
+			continue
+		}
+		val := elem.Value()
+		switch val.Type {
+		case bsoncore.TypeInt32:
+			return int64(val.Int32()), true, true
+		case bsoncore.TypeInt64:
+			return val.Int64(), true, true
+		case bsoncore.TypeDouble:
+			f := val.Double()
+			return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
+		case bsoncore.TypeNull:
+			return 0, false, true
+		}
+		return 0, true, false
+	}
+	return 0, false, true
+}
+
+// UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded
+// documents are bson.M too.
+func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
+	v, present := doc[r.field]
+	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
+		return doc, false, nil
+	}
+	up, changed, err := r.Upgrade(coll, mToD(doc))
+	if err != nil || !changed {
+		return doc, false, err
+	}
+	return dToM(up), true, nil
+}
+
+func mToD(m bson.M) bson.D {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := make(bson.D, len(keys))
+	for i, k := range keys {
+		d[i] = bson.E{Key: k, Value: mValueToD(m[k])}
+	}
+	return d
+}
+
+func mValueToD(v any) any {
+	switch t := v.(type) {
+	case bson.M:
+		return mToD(t)
+	case map[string]any:
+		return mToD(bson.M(t))
+	case bson.A:
+		out := make(bson.A, len(t))
+		for i, x := range t {
+			out[i] = mValueToD(x)
+		}
+		return out
+	case []any:
+		return mValueToD(bson.A(t))
+	}
+	return v
+}
+
+func dToM(d bson.D) bson.M {
+	m := make(bson.M, len(d))
+	for _, e := range d {
+		m[e.Key] = dValueToM(e.Value)
+	}
+	return m
+}
+
+func dValueToM(v any) any {
+	switch t := v.(type) {
+	case bson.D:
+		return dToM(t)
+	case bson.A:
+		out := make(bson.A, len(t))
+		for i, x := range t {
+			out[i] = dValueToM(x)
+		}
+		return out
+	}
+	return v
+}
