@@ -108,7 +108,11 @@ type link struct {
 	version int64
 	file    string
 	steps   []step
-	missing string // name of an unregistered func, with AllowMissingFuncs
+	down    []step // the downgrade, if declared
+	hasDown bool
+	// missing and missingDown name an unregistered func of the upgrade or
+	// the downgrade, with AllowMissingFuncs.
+	missing, missingDown string
 }
 
 func (c *chain) current() int64 {
@@ -160,6 +164,18 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 				}
 				l.steps = append(l.steps, cs)
 			}
+			for _, s := range c.Downgrade {
+				cs, err := compileStep(s, cfg.funcs)
+				if err != nil {
+					if !cfg.allowMissing {
+						missing = append(missing, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", m.File, s.Pos.Line, s.Pos.Column, c.Name, err, s.Func))
+						continue
+					}
+					l.missingDown = s.Func
+				}
+				l.down = append(l.down, cs)
+			}
+			l.hasDown = len(c.Downgrade) > 0
 			ch := r.chains[c.Name]
 			if ch == nil {
 				ch = &chain{}
@@ -189,6 +205,41 @@ func (r *Registry) Collections() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Previous returns the document version of coll before version v: the
+// previous migration declaring an upgrade for it, or 0.
+func (r *Registry) Previous(coll string, v int64) int64 {
+	prev := int64(0)
+	if ch := r.chains[coll]; ch != nil {
+		for _, l := range ch.links {
+			if l.version >= v {
+				break
+			}
+			prev = l.version
+		}
+	}
+	return prev
+}
+
+// HasDowngrade reports whether migration v declares a downgrade for coll.
+func (r *Registry) HasDowngrade(coll string, v int64) bool {
+	if l := r.chains[coll].find(v); l != nil {
+		return l.hasDown
+	}
+	return false
+}
+
+func (c *chain) find(v int64) *link {
+	if c == nil {
+		return nil
+	}
+	for i := range c.links {
+		if c.links[i].version == v {
+			return &c.links[i]
+		}
+	}
+	return nil
 }
 
 // Versions lists the document versions that exist for coll, oldest first,

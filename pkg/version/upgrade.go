@@ -142,15 +142,33 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 // coll to doc (a document of the previous version), without touching the
 // version field. Lint uses it to check a migration's examples.
 func (r *Registry) ApplyOne(coll string, version int64, doc bson.D) (bson.D, error) {
-	ch := r.chains[coll]
-	if ch != nil {
-		for i := range ch.links {
-			if ch.links[i].version == version {
-				return r.applyLink(coll, &ch.links[i], append(make(bson.D, 0, len(doc)+4), doc...), version-1)
-			}
-		}
+	if l := r.chains[coll].find(version); l != nil {
+		return r.applyLink(coll, l, append(make(bson.D, 0, len(doc)+4), doc...), r.Previous(coll, version))
 	}
 	return nil, fmt.Errorf("migration %d declares no upgrade for %s", version, coll)
+}
+
+// Downgrade turns a document of coll at version v (a migration declaring
+// an upgrade for coll) back into one of the previous version with the
+// migration's downgrade steps, and sets the version field to that previous
+// version (removing it for version 0). doc is not modified.
+func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
+	l := r.chains[coll].find(v)
+	if l == nil || !l.hasDown {
+		return nil, fmt.Errorf("migration %d declares no downgrade for %s", v, coll)
+	}
+	down := *l
+	down.steps, down.missing = l.down, l.missingDown
+	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
+	if err != nil {
+		return nil, err
+	}
+	if prev := r.Previous(coll, v); prev > 0 {
+		out, _ = set(out, []string{r.field}, versionValue(prev), r.field)
+	} else {
+		out = unset(out, []string{r.field})
+	}
+	return out, nil
 }
 
 func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
