@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -104,11 +102,7 @@ func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
 	return r, nil
 }
 
-func scratchName() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "mongomig_probe_" + hex.EncodeToString(b[:])
-}
+func scratchName() string { return "mongomig_probe_" + randomHex(6) }
 
 func serverInfo(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	admin := db.Client().Database("admin")

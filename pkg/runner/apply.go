@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// Server error codes mongomig reacts to.
+const (
+	codeNamespaceNotFound    = 26
+	codeIndexNotFound        = 27
+	codeNamespaceExists      = 48
+	codeIndexOptionsConflict = 85
+	codeIndexKeySpecsConflict = 86
+)
+
+func hasCode(err error, codes ...int) bool {
+	var se mongo.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	for _, c := range codes {
+		if se.HasErrorCode(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome of one command.
+const (
+	OutcomeOK         = "ok"
+	OutcomeSkipped    = "skipped"        // nothing to do (index already absent)
+	OutcomeClientSide = "clientSideOnly" // the server refused the validator
+)
+
+// CommandResult is a command that ran and how it ended.
+type CommandResult struct {
+	Command
+	Outcome string `json:"outcome"`
+	Note    string `json:"note,omitempty"`
+}
+
+// PartialError is a migration that failed part-way: what was done, what
+// failed, what was not done, and how to recover. Nothing was recorded in
+// the ledger; every command is idempotent, so running the same command
+// again finishes the work.
+type PartialError struct {
+	Version   int64
+	File      string
+	Direction string // "up" or "down"
+	Done      []CommandResult
+	Failed    Command
+	NotDone   []Command
+	Err       error
+}
+
+func (e *PartialError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), e.Err)
+	if hint := conflictHint(e.Err, e.Failed); hint != "" {
+		b.WriteString("\n  " + hint)
+	}
+	b.WriteString("\n  done:")
+	if len(e.Done) == 0 {
+		b.WriteString(" nothing")
+	}
+	for _, d := range e.Done {
+		fmt.Fprintf(&b, "\n    %s: %s (%s)", d.Collection, describeCommand(d.Command), d.Outcome)
+	}
+	b.WriteString("\n  not done:")
+	if len(e.NotDone) == 0 {
+		b.WriteString(" nothing else")
+	}
+	for _, c := range e.NotDone {
+		fmt.Fprintf(&b, "\n    %s: %s", c.Collection, describeCommand(c))
+	}
+	verb := "up"
+	if e.Direction == "down" {
+		verb = "down"
+	}
+	fmt.Fprintf(&b, "\n  migration %d is not recorded as %s; fix the cause and run `mongomig %s` again (every step is idempotent)",
+		e.Version, map[string]string{"up": "applied", "down": "reverted"}[e.Direction], verb)
+	return b.String()
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+func describeCommand(c Command) string {
+	if c.Index != "" {
+		return c.Name + " " + c.Index
+	}
+	return c.Name
+}
+
+func conflictHint(err error, c Command) string {
+	if c.Name == "createIndexes" && hasCode(err, codeIndexOptionsConflict, codeIndexKeySpecsConflict) {
+		return fmt.Sprintf("an index with the name %q or the same keys already exists with other options; drop it first (indexes.drop in this or an earlier migration) or give the new index another name", c.Index)
+	}
+	if IsNotSupported(err) {
+		return "the server does not implement this command or one of its options (see `mongomig info`)"
+	}
+	return ""
+}
+
+// run executes one command, adapting to the server: create falls back to
+// collMod when the collection exists (and back), validators the server
+// refuses become client-side only, and an index to drop that is already
+// absent is skipped.
+func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
+	err := r.db.RunCommand(ctx, c.Doc).Err()
+	switch {
+	case err == nil:
+		return CommandResult{Command: c, Outcome: OutcomeOK}, nil
+	case c.Name == "create" && hasCode(err, codeNamespaceExists):
+		return r.run(ctx, collModCommand(c.Collection, c.Doc[1:]))
+	case c.Name == "collMod" && hasCode(err, codeNamespaceNotFound):
+		return r.run(ctx, createCommand(c.Collection, c.Doc[1:]))
+	case (c.Name == "create" || c.Name == "collMod") && IsNotSupported(err):
+		note := fmt.Sprintf("the server refused %s with a validator (%v): the validator is enforced client-side only", c.Name, err)
+		if c.Name == "create" {
+			plain := createCommand(c.Collection, nil)
+			if perr := r.db.RunCommand(ctx, plain.Doc).Err(); perr != nil && !hasCode(perr, codeNamespaceExists) {
+				return CommandResult{}, fmt.Errorf("create %s without validator: %w", c.Collection, perr)
+			}
+		}
+		return CommandResult{Command: c, Outcome: OutcomeClientSide, Note: note}, nil
+	case c.Name == "dropIndexes" && hasCode(err, codeIndexNotFound, codeNamespaceNotFound):
+		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
+	}
+	return CommandResult{}, err
+}
+
+// runAll runs cmds in order, stopping at the first failure with a
+// PartialError. It returns the collections whose validator is client-side
+// only.
+func (r *Runner) runAll(ctx context.Context, version int64, file, direction string, cmds []Command) ([]CommandResult, []string, error) {
+	var done []CommandResult
+	var clientSide []string
+	for i, c := range cmds {
+		if err := ctx.Err(); err != nil {
+			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
+		}
+		res, err := r.run(ctx, c)
+		if err != nil {
+			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
+		}
+		done = append(done, res)
+		kind := EventCommand
+		msg := fmt.Sprintf("%s: %s", c.Collection, describeCommand(c))
+		switch res.Outcome {
+		case OutcomeSkipped:
+			kind, msg = EventCommandSkipped, msg+": "+res.Note
+		case OutcomeClientSide:
+			kind, msg = EventClientSide, c.Collection+": "+res.Note
+			clientSide = appendUnique(clientSide, c.Collection)
+		}
+		r.cfg.events(Event{Kind: kind, Version: version, File: file, Collection: c.Collection, Command: c.Name, Message: msg})
+		if r.hook != nil {
+			r.hook("command", version, i)
+		}
+	}
+	return done, clientSide, nil
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// existing returns the names of the database's collections.
+func (r *Runner) existing(ctx context.Context) (map[string]bool, error) {
+	names, err := r.db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	out := make(map[string]bool, len(names))
+	for _, n := range names {
+		out[n] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// Command is one database command a migration sends, exactly as sent.
+type Command struct {
+	Collection string `json:"collection"`
+	// Name is the command: create, collMod, createIndexes or dropIndexes.
+	Name string `json:"name"`
+	// Doc is the command document.
+	Doc bson.D `json:"-"`
+	// Text is Doc as relaxed Extended JSON, for plans and reports.
+	Text string `json:"command"`
+	// Index is the index created or dropped, for index commands.
+	Index string `json:"index,omitempty"`
+}
+
+func newCommand(coll, name, index string, doc bson.D) Command {
+	b, err := bson.MarshalExtJSON(doc, false, false)
+	text := string(b)
+	if err != nil {
+		text = err.Error()
+	}
+	return Command{Collection: coll, Name: name, Doc: doc, Text: text, Index: index}
+}
+
+// hasValidatorChange reports whether c sets the validator, level or action.
+func hasValidatorChange(c *migration.Collection) bool {
+	return c.Validator != nil || c.ValidationLevel != "" || c.ValidationAction != ""
+}
+
+// validatorFields are the validator options as command fields.
+func validatorFields(validator bson.D, level migration.Level, action migration.Action) bson.D {
+	var d bson.D
+	if validator != nil {
+		d = append(d, bson.E{Key: "validator", Value: validator})
+	}
+	if level != "" {
+		d = append(d, bson.E{Key: "validationLevel", Value: string(level)})
+	}
+	if action != "" {
+		d = append(d, bson.E{Key: "validationAction", Value: string(action)})
+	}
+	return d
+}
+
+func createCommand(coll string, fields bson.D) Command {
+	return newCommand(coll, "create", "", append(bson.D{{Key: "create", Value: coll}}, fields...))
+}
+
+func collModCommand(coll string, fields bson.D) Command {
+	return newCommand(coll, "collMod", "", append(bson.D{{Key: "collMod", Value: coll}}, fields...))
+}
+
+func dropIndexCommand(coll, name string) Command {
+	return newCommand(coll, "dropIndexes", name, bson.D{{Key: "dropIndexes", Value: coll}, {Key: "index", Value: name}})
+}
+
+func createIndexCommand(coll string, idx migration.Index) Command {
+	spec := bson.D{{Key: "key", Value: idx.Keys}, {Key: "name", Value: idx.Name}}
+	if idx.Unique {
+		spec = append(spec, bson.E{Key: "unique", Value: true})
+	}
+	if idx.Sparse {
+		spec = append(spec, bson.E{Key: "sparse", Value: true})
+	}
+	if idx.Hidden {
+		spec = append(spec, bson.E{Key: "hidden", Value: true})
+	}
+	if idx.ExpireAfterSeconds != nil {
+		spec = append(spec, bson.E{Key: "expireAfterSeconds", Value: *idx.ExpireAfterSeconds})
+	}
+	if idx.PartialFilterExpression != nil {
+		spec = append(spec, bson.E{Key: "partialFilterExpression", Value: idx.PartialFilterExpression})
+	}
+	if idx.Collation != nil {
+		spec = append(spec, bson.E{Key: "collation", Value: idx.Collation})
+	}
+	return newCommand(coll, "createIndexes", idx.Name, bson.D{{Key: "createIndexes", Value: coll}, {Key: "indexes", Value: bson.A{spec}}})
+}
+
+// upCommands are the commands that apply m, given which collections exist.
+// Validators first (create or collMod), then index drops, then creates.
+func upCommands(m *migration.Migration, exists map[string]bool) []Command {
+	var cmds []Command
+	for _, c := range m.Collections {
+		if hasValidatorChange(c) {
+			fields := validatorFields(c.Validator, c.ValidationLevel, c.ValidationAction)
+			if exists[c.Name] {
+				cmds = append(cmds, collModCommand(c.Name, fields))
+			} else {
+				cmds = append(cmds, createCommand(c.Name, fields))
+				exists[c.Name] = true
+			}
+		}
+		for _, d := range c.Indexes.Drop {
+			cmds = append(cmds, dropIndexCommand(c.Name, d.Name))
+		}
+		for _, idx := range c.Indexes.Create {
+			cmds = append(cmds, createIndexCommand(c.Name, idx))
+			exists[c.Name] = true
+		}
+	}
+	return cmds
+}
+
+// validatorState is what the migrations up to some version declare for a
+// collection's validator.
+type validatorState struct {
+	validator bson.D
+	level     migration.Level
+	action    migration.Action
+	// from is the migration that last declared the validator (0: none).
+	from int64
+}
+
+// stateBefore returns the validator state of coll after every migration
+// with a version below v.
+func stateBefore(ms []*migration.Migration, coll string, v int64) validatorState {
+	var s validatorState
+	for _, m := range ms {
+		if m.Version >= v {
+			break
+		}
+		c := m.Collection(coll)
+		if c == nil {
+			continue
+		}
+		if c.Validator != nil {
+			s.validator, s.from = c.Validator, m.Version
+		}
+		if c.ValidationLevel != "" {
+			s.level = c.ValidationLevel
+		}
+		if c.ValidationAction != "" {
+			s.action = c.ValidationAction
+		}
+	}
+	return s
+}
+
+// indexBefore returns the spec of the index named name as created by the
+// latest migration below v that creates it, if any.
+func indexBefore(ms []*migration.Migration, coll, name string, v int64) (migration.Index, bool) {
+	var found migration.Index
+	ok := false
+	for _, m := range ms {
+		if m.Version >= v {
+			break
+		}
+		if c := m.Collection(coll); c != nil {
+			for _, idx := range c.Indexes.Create {
+				if idx.Name == name {
+					found, ok = idx, true
+				}
+			}
+		}
+	}
+	return found, ok
+}
+
+// downCommands revert m's validators and indexes to the state the earlier
+// migrations declare. An index m dropped that no earlier migration created
+// cannot be recreated; it is returned in unknown.
+func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool) (cmds []Command, unknown []string) {
+	for _, c := range m.Collections {
+		if hasValidatorChange(c) && exists[c.Name] {
+			prev := stateBefore(ms, c.Name, m.Version)
+			var fields bson.D
+			if c.Validator != nil {
+				v := prev.validator
+				if v == nil {
+					v = bson.D{} // no validator before: remove it
+				}
+				fields = append(fields, bson.E{Key: "validator", Value: v})
+			}
+			if c.ValidationLevel != "" {
+				fields = append(fields, bson.E{Key: "validationLevel", Value: string(orDefault(prev.level, migration.LevelStrict))})
+			}
+			if c.ValidationAction != "" {
+				fields = append(fields, bson.E{Key: "validationAction", Value: string(orDefault(prev.action, migration.ActionError))})
+			}
+			cmds = append(cmds, collModCommand(c.Name, fields))
+		}
+		for _, idx := range c.Indexes.Create {
+			cmds = append(cmds, dropIndexCommand(c.Name, idx.Name))
+		}
+		for _, d := range c.Indexes.Drop {
+			spec, ok := indexBefore(ms, c.Name, d.Name, m.Version)
+			if !ok {
+				unknown = append(unknown, c.Name+"."+d.Name)
+				continue
+			}
+			cmds = append(cmds, createIndexCommand(c.Name, spec))
+		}
+	}
+	return cmds, unknown
+}
+
+func orDefault[T ~string](v, def T) T {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,30 @@
+package runner
+
+// EventKind names a step of a run.
+type EventKind string
+
+// Events the runner emits, in the order they happen.
+const (
+	EventLockWaiting    EventKind = "lock.waiting"    // another process holds the lock
+	EventLockAcquired   EventKind = "lock.acquired"   //
+	EventLockTakenOver  EventKind = "lock.takenOver"  // an expired lock was taken over
+	EventLockReleased   EventKind = "lock.released"   //
+	EventApplyStart     EventKind = "migration.start" // a migration begins
+	EventCommand        EventKind = "command"         // a command succeeded
+	EventCommandSkipped EventKind = "command.skipped" // a command was unnecessary (index already absent)
+	EventClientSide     EventKind = "validator.clientSideOnly"
+	EventDocuments      EventKind = "documents" // documents downgraded
+	EventApplyDone      EventKind = "migration.done"
+)
+
+// Event is one thing that happened during a run.
+type Event struct {
+	Kind       EventKind `json:"event"`
+	Version    int64     `json:"version,omitempty"`
+	File       string    `json:"file,omitempty"`
+	Collection string    `json:"collection,omitempty"`
+	// Command is the command's name (create, collMod, createIndexes, ...).
+	Command string `json:"command,omitempty"`
+	// Message is a human-readable summary.
+	Message string `json:"message"`
+}

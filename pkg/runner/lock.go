@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// lockID is the _id of the single lock document.
+const lockID = "mongomig"
+
+// LockInfo describes a lock holder.
+type LockInfo struct {
+	Owner      string    `bson:"owner" json:"owner"`
+	Host       string    `bson:"host" json:"host"`
+	PID        int       `bson:"pid" json:"pid"`
+	AcquiredAt time.Time `bson:"acquiredAt" json:"acquiredAt"`
+	ExpiresAt  time.Time `bson:"expiresAt" json:"expiresAt"`
+}
+
+func (l LockInfo) String() string {
+	return fmt.Sprintf("%s (host %s, pid %d), taken %s, lease until %s",
+		l.Owner, l.Host, l.PID, l.AcquiredAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// ErrLockTimeout is returned (wrapped in a [*LockTimeoutError]) when
+// another process held the lock for longer than the configured wait.
+var ErrLockTimeout = errors.New("migration lock not acquired in time")
+
+// LockTimeoutError names the holder of the lock.
+type LockTimeoutError struct {
+	Holder LockInfo
+	Waited time.Duration
+}
+
+func (e *LockTimeoutError) Error() string {
+	return fmt.Sprintf("%v: held by %s after waiting %v; if that process is gone, its lease expires by itself, or run `mongomig unlock --force`",
+		ErrLockTimeout, e.Holder, e.Waited.Round(time.Millisecond))
+}
+
+func (e *LockTimeoutError) Unwrap() error { return ErrLockTimeout }
+
+// ErrLockLost is returned when the heartbeat finds the lock taken by
+// another process (our lease expired, for example after a long pause).
+var ErrLockLost = errors.New("migration lock lost: our lease expired and another process took it over")
+
+// lock is a held lease.
+type lock struct {
+	coll   *mongo.Collection
+	owner  string
+	lease  time.Duration
+	stop   context.CancelFunc
+	done   chan struct{}
+	lost   chan struct{}
+	events func(Event)
+}
+
+// serverTime asks the server for its clock (hello's localTime), so that
+// lease expiry never depends on the clocks of the machines running mongomig.
+func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
+	var hello struct {
+		LocalTime time.Time `bson:"localTime"`
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
+		return time.Time{}, fmt.Errorf("read server time: %w", err)
+	}
+	if hello.LocalTime.IsZero() {
+		return time.Time{}, errors.New("read server time: hello has no localTime")
+	}
+	return hello.LocalTime, nil
+}
+
+// acquireLock takes the lock, waiting up to wait while another live process
+// holds it and taking over a lock whose lease expired (by the server's
+// clock). The lock is taken by inserting a document with a fixed _id, the
+// one write that is atomic on every server.
+func (r *Runner) acquireLock(ctx context.Context) (*lock, error) {
+	coll := r.db.Collection(r.cfg.lock)
+	host, _ := os.Hostname()
+	start := time.Now()
+	announced := false
+	for attempt := 0; ; attempt++ {
+		now, err := serverTime(ctx, r.db)
+		if err != nil {
+			return nil, err
+		}
+		doc := bson.D{
+			{Key: "_id", Value: lockID}, {Key: "owner", Value: r.cfg.owner}, {Key: "host", Value: host},
+			{Key: "pid", Value: os.Getpid()}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(r.cfg.lease)},
+		}
+		_, err = coll.InsertOne(ctx, doc)
+		if err == nil {
+			r.cfg.events(Event{Kind: EventLockAcquired, Message: "lock acquired by " + r.cfg.owner})
+			return r.startHeartbeat(coll), nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return nil, fmt.Errorf("acquire lock in %s: %w", r.cfg.lock, err)
+		}
+		var holder LockInfo
+		switch err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: lockID}}).Decode(&holder); {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			continue // released between our insert and our read
+		case err != nil:
+			return nil, fmt.Errorf("read lock holder: %w", err)
+		}
+		if !holder.ExpiresAt.After(now) {
+			// Expired by the server's clock: remove exactly that stale
+			// document (same owner and expiry), then race for the insert.
+			_, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: holder.Owner}, {Key: "expiresAt", Value: holder.ExpiresAt}})
+			if err != nil {
+				return nil, fmt.Errorf("take over expired lock: %w", err)
+			}
+			r.cfg.events(Event{Kind: EventLockTakenOver, Message: "took over the expired lock of " + holder.String()})
+			continue
+		}
+		waited := time.Since(start)
+		if waited >= r.cfg.wait {
+			return nil, &LockTimeoutError{Holder: holder, Waited: waited}
+		}
+		if !announced {
+			r.cfg.events(Event{Kind: EventLockWaiting, Message: "waiting for the lock held by " + holder.String()})
+			announced = true
+		}
+		// Jittered backoff, capped by the remaining wait and the lease.
+		sleep := min(time.Duration(100+rand.IntN(200))*time.Millisecond*time.Duration(min(attempt+1, 8)), r.cfg.wait-waited, holder.ExpiresAt.Sub(now)+50*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(max(sleep, 10*time.Millisecond)):
+		}
+	}
+}
+
+// startHeartbeat renews the lease every third of it until release.
+func (r *Runner) startHeartbeat(coll *mongo.Collection) *lock {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &lock{coll: coll, owner: r.cfg.owner, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(r.cfg.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			now, err := serverTime(ctx, r.db)
+			if err != nil {
+				continue // transient; the lease covers two more attempts
+			}
+			res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: l.owner}},
+				bson.D{{Key: "$set", Value: bson.D{{Key: "expiresAt", Value: now.Add(l.lease)}}}})
+			if err == nil && res.MatchedCount == 0 {
+				close(l.lost)
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// Lost is closed when the heartbeat finds the lock no longer ours.
+func (l *lock) Lost() <-chan struct{} { return l.lost }
+
+// release stops the heartbeat and deletes the lock if it is still ours,
+// even when ctx was cancelled (Ctrl-C).
+func (l *lock) release(ctx context.Context) error {
+	l.stop()
+	<-l.done
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, err := l.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: l.owner}})
+	if err != nil {
+		return fmt.Errorf("release lock: %w (it expires by itself after its lease)", err)
+	}
+	l.events(Event{Kind: EventLockReleased, Message: "lock released"})
+	return nil
+}
+
+// LockStatus reports who holds the lock, if anyone, and whether its lease
+// has expired by the server's clock.
+func (r *Runner) LockStatus(ctx context.Context) (holder *LockInfo, expired bool, err error) {
+	var h LockInfo
+	err = r.db.Collection(r.cfg.lock).FindOne(ctx, bson.D{{Key: "_id", Value: lockID}}).Decode(&h)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read lock: %w", err)
+	}
+	now, err := serverTime(ctx, r.db)
+	if err != nil {
+		return nil, false, err
+	}
+	return &h, !h.ExpiresAt.After(now), nil
+}
+
+// Unlock removes the lock. Without force it removes only an expired lock
+// and refuses a live one; with force it removes any, for a holder that is
+// known to be gone. It returns the removed holder, or nil if there was none.
+func (r *Runner) Unlock(ctx context.Context, force bool) (*LockInfo, error) {
+	h, expired, err := r.LockStatus(ctx)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	if !expired && !force {
+		return h, fmt.Errorf("the lock is held by %s and its lease has not expired; if that process is gone, wait for the lease or use --force", h)
+	}
+	if _, err := r.db.Collection(r.cfg.lock).DeleteOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: h.Owner}}); err != nil {
+		return h, fmt.Errorf("remove lock: %w", err)
+	}
+	return h, nil
+}

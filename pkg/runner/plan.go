@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// PlannedMigration is a migration a run would apply or revert, with the
+// exact commands it would send.
+type PlannedMigration struct {
+	Version  int64     `json:"version"`
+	Name     string    `json:"name"`
+	File     string    `json:"file"`
+	Commands []Command `json:"commands"`
+}
+
+// Plan is what Up (or Down) would do, computed without changing anything.
+type Plan struct {
+	Direction  string             `json:"direction"`
+	Current    int64              `json:"current"`
+	Target     int64              `json:"target"`
+	Migrations []PlannedMigration `json:"migrations"`
+	// Notes are things the reader should know (the server will refuse
+	// validators, say).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Plan returns what UpTo(ctx, to) would apply (to 0: everything pending)
+// and the commands it would send. It reads the ledger, the collection
+// names and buildInfo; it takes no lock and writes nothing. Drift and
+// out-of-order files are errors here as in Up.
+func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
+	pending, err := r.pending(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	st, err := r.status(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := r.existing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
+	for _, m := range pending {
+		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: upCommands(m, exists)})
+		p.Target = m.Version
+	}
+	r.serverNotes(ctx, p, pending)
+	return p, nil
+}
+
+// PlanDown returns what DownTo(ctx, to) would revert.
+func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
+	st, err := r.status(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := r.existing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Direction: "down", Current: st.Current, Target: to, Migrations: []PlannedMigration{}}
+	var ms []*migration.Migration
+	for i := len(r.migrations) - 1; i >= 0; i-- {
+		m := r.migrations[i]
+		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
+			continue
+		}
+		cmds, unknown := downCommands(r.migrations, m, exists)
+		if len(unknown) > 0 {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s dropped %v, which no earlier migration created: down will refuse", m.File, unknown))
+		}
+		for _, c := range m.Collections {
+			if len(c.Upgrade) > 0 {
+				what := "no downgrade is declared: down refuses if any document is at this version"
+				if r.registry.HasDowngrade(c.Name, m.Version) {
+					what = fmt.Sprintf("documents at version %d are downgraded to %d", m.Version, r.registry.Previous(c.Name, m.Version))
+				}
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: %s", m.File, c.Name, what))
+			}
+		}
+		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
+		ms = append(ms, m)
+	}
+	r.serverNotes(ctx, p, ms)
+	return p, nil
+}
+
+// serverNotes warns when the server is known to refuse validators. It
+// reads buildInfo only: a dry run creates nothing, not even a probe.
+func (r *Runner) serverNotes(ctx context.Context, p *Plan, ms []*migration.Migration) {
+	info, err := serverInfo(ctx, r.db)
+	if err != nil || info.FerretDBVersion == "" {
+		return
+	}
+	for _, m := range ms {
+		for _, c := range m.Collections {
+			if hasValidatorChange(c) {
+				p.Notes = append(p.Notes, "the server is FerretDB, which refuses validators (create/collMod with validator answer NotImplemented): they will be applied without the validator and enforced client-side only")
+				return
+			}
+		}
+	}
+}

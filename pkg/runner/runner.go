@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
+)
+
+// Runner applies the migrations of one directory to one database.
+type Runner struct {
+	db         *mongo.Database
+	cfg        config
+	migrations []*migration.Migration
+	registry   *version.Registry
+	// hook, set only by tests (export_test.go), runs at points of a run so
+	// a test process can kill itself there.
+	hook func(point string, version int64, i int)
+}
+
+// New loads and checks the migrations in fsys and returns a runner for db.
+// It fails when any file is invalid (the error is a migration.ErrorList);
+// nothing is applied from a directory that does not lint.
+func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
+	if db == nil {
+		return nil, errors.New("runner: nil database")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o.apply(&cfg); err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+	}
+	ms, err := migration.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, cfg.versionOpts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg}, nil
+}
+
+// Migrations are the loaded migrations in version order.
+func (r *Runner) Migrations() []*migration.Migration { return r.migrations }
+
+// Registry is the version registry built from the same files.
+func (r *Runner) Registry() *version.Registry { return r.registry }
+
+// LedgerEntry is the ledger's record of one applied migration.
+type LedgerEntry struct {
+	Version     int64     `bson:"_id" json:"version"`
+	Name        string    `bson:"name" json:"name"`
+	File        string    `bson:"file" json:"file"`
+	Checksum    string    `bson:"checksum" json:"checksum"`
+	AppliedAt   time.Time `bson:"appliedAt" json:"appliedAt"`
+	DurationMS  int64     `bson:"durationMs" json:"durationMs"`
+	AppliedBy   AppliedBy `bson:"appliedBy" json:"appliedBy"`
+	ToolVersion string    `bson:"toolVersion" json:"toolVersion"`
+	// ClientSideValidators lists the collections whose validator the server
+	// refused: mongomig enforces them client-side only.
+	ClientSideValidators []string `bson:"clientSideValidators,omitempty" json:"clientSideValidators,omitempty"`
+}
+
+// AppliedBy identifies who applied a migration.
+type AppliedBy struct {
+	Host  string `bson:"host" json:"host"`
+	User  string `bson:"user" json:"user"`
+	PID   int    `bson:"pid" json:"pid"`
+	Owner string `bson:"owner" json:"owner"`
+}
+
+func (r *Runner) ledger() *mongo.Collection {
+	// Majority write concern: a recorded migration survives a failover.
+	// Servers without replication accept and ignore it.
+	return r.db.Collection(r.cfg.ledger, options.Collection().SetWriteConcern(writeconcern.Majority()))
+}
+
+// readLedger returns the applied migrations by version.
+func (r *Runner) readLedger(ctx context.Context) (map[int64]LedgerEntry, error) {
+	cur, err := r.ledger().Find(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", r.cfg.ledger, err)
+	}
+	var entries []LedgerEntry
+	if err := cur.All(ctx, &entries); err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w (was the collection edited by hand?)", r.cfg.ledger, err)
+	}
+	out := make(map[int64]LedgerEntry, len(entries))
+	for _, e := range entries {
+		out[e.Version] = e
+	}
+	return out, nil
+}
+
+func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.Duration, clientSide []string) error {
+	host, _ := os.Hostname()
+	who := ""
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	now, err := serverTime(ctx, r.db)
+	if err != nil {
+		now = time.Now()
+	}
+	e := LedgerEntry{
+		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum,
+		AppliedAt: now, DurationMS: took.Milliseconds(),
+		AppliedBy:   AppliedBy{Host: host, User: who, PID: os.Getpid(), Owner: r.cfg.owner},
+		ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,
+	}
+	if _, err := r.ledger().InsertOne(ctx, e); err != nil {
+		if mongo.IsDuplicateKeyError(err) {
+			return fmt.Errorf("record %s in the ledger: another process recorded it while this one applied it (the lock was lost?): %w", m.File, err)
+		}
+		return fmt.Errorf("record %s in the ledger: %w; its changes are applied, so run `mongomig up` again to record it", m.File, err)
+	}
+	return nil
+}
+
+func (r *Runner) forget(ctx context.Context, v int64) error {
+	if _, err := r.ledger().DeleteOne(ctx, bson.D{{Key: "_id", Value: v}}); err != nil {
+		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
+	}
+	return nil
+}

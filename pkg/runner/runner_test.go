@@ -1,0 +1,515 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+// samples is the repository's sample migrations as a MapFS, so tests can
+// edit files.
+func samples(t testing.TB) fstest.MapFS {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	entries, err := os.ReadDir("../../migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile("../../migrations/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[e.Name()] = &fstest.MapFile{Data: data}
+	}
+	return fsys
+}
+
+func newRunner(t testing.TB, db *mongo.Database, fsys fstest.MapFS, opts ...runner.Option) *runner.Runner {
+	t.Helper()
+	r, err := runner.New(db, fsys, append([]runner.Option{runner.WithLockWait(time.Minute), runner.WithLockLease(2 * time.Second)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func ledgerVersions(t testing.TB, db *mongo.Database) []int64 {
+	t.Helper()
+	cur, err := db.Collection(runner.DefaultLedgerCollection).Find(context.Background(), bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []runner.LedgerEntry
+	if err := cur.All(context.Background(), &entries); err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, e := range entries {
+		out = append(out, e.Version)
+	}
+	return out
+}
+
+func indexNames(t testing.TB, coll *mongo.Collection) map[string]bool {
+	t.Helper()
+	names, err := coll.Indexes().ListSpecifications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, s := range names {
+		out[s.Name] = true
+	}
+	return out
+}
+
+func equalVersions(a []int64, b ...int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestUpFromEmptyThenNothingPending(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	var events []runner.Event
+	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) { events = append(events, e) }))
+
+	applied, err := r.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 4 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
+		t.Fatalf("applied %d, ledger %v", len(applied), ledgerVersions(t, db))
+	}
+	// The sandbox refuses validators: recorded as client-side only.
+	if got := strings.Join(applied[1].ClientSideValidators, ","); got != "comments,orders,posts" {
+		t.Errorf("client-side validators of 0002 = %q", got)
+	}
+	// Indexes of 0001..0003: email_1 created then dropped, contact.email_1 created.
+	users := indexNames(t, db.Collection("users"))
+	if users["email_1"] || !users["contact.email_1"] {
+		t.Errorf("users indexes = %v", users)
+	}
+	if idx := indexNames(t, db.Collection("comments")); !idx["by_post"] {
+		t.Errorf("comments indexes = %v", idx)
+	}
+
+	// The exact commands: create with the validator for a new collection,
+	// collMod for an existing one.
+	creates := rec.named("create")
+	var usersCreate bson.Raw
+	for _, c := range creates {
+		if c.Lookup("create").StringValue() == "users" && c.Lookup("validator").Type != 0 {
+			usersCreate = c
+		}
+	}
+	if usersCreate == nil {
+		t.Fatal("no create of users with a validator was sent")
+	}
+	if lvl := usersCreate.Lookup("validationLevel").StringValue(); lvl != "strict" {
+		t.Errorf("users create validationLevel = %q", lvl)
+	}
+	req := usersCreate.Lookup("validator", "$jsonSchema", "required").Array().String()
+	if req != `["name","email"]` {
+		t.Errorf("users create validator required = %s", req)
+	}
+	var collMod bson.Raw
+	for _, c := range rec.named("collMod") {
+		if c.Lookup("collMod").StringValue() == "users" {
+			collMod = c
+		}
+	}
+	if collMod == nil || collMod.Lookup("validationLevel").StringValue() != "moderate" ||
+		collMod.Lookup("validator", "$jsonSchema", "required").Array().String() != `["name","contact","status"]` {
+		t.Errorf("users collMod of 0003 = %v", collMod)
+	}
+
+	var sawClientSide bool
+	for _, e := range events {
+		sawClientSide = sawClientSide || e.Kind == runner.EventClientSide
+	}
+	if !sawClientSide {
+		t.Error("no client-side-only event")
+	}
+
+	again, err := r.Up(ctx)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second Up: %d applied, err %v", len(again), err)
+	}
+}
+
+func TestUpToThenRest(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, samples(t))
+	if _, err := r.UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
+		t.Fatalf("ledger after UpTo(2) = %v", v)
+	}
+	p, err := r.Plan(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Migrations) != 2 || p.Migrations[0].Version != 3 || p.Current != 2 || p.Target != 4 {
+		t.Fatalf("plan = %+v", p)
+	}
+	// 0003 modifies the existing users collection and swaps its indexes.
+	var names []string
+	for _, c := range p.Migrations[0].Commands {
+		names = append(names, c.Name+":"+c.Index)
+	}
+	if got := strings.Join(names, " "); got != "collMod: dropIndexes:email_1 createIndexes:contact.email_1" {
+		t.Errorf("0003 commands = %s", got)
+	}
+	if len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "FerretDB") {
+		t.Errorf("plan notes = %v", p.Notes)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
+		t.Fatalf("Plan changed the ledger: %v", v)
+	}
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {
+		t.Fatalf("ledger = %v", v)
+	}
+}
+
+func TestDriftRefused(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	fsys := samples(t)
+	if _, err := newRunner(t, db, fsys).UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	edited := fstest.MapFS{}
+	for k, v := range fsys {
+		edited[k] = v
+	}
+	edited["0001_create_users.yaml"] = &fstest.MapFile{Data: append(append([]byte{}, fsys["0001_create_users.yaml"].Data...), "# edited\n"...)}
+	_, err := newRunner(t, db, edited).Up(ctx)
+	var drift *runner.DriftError
+	if !errors.As(err, &drift) || !strings.Contains(err.Error(), "0001_create_users.yaml was edited after it was applied") || !strings.Contains(err.Error(), "--allow-drift") {
+		t.Fatalf("want a drift error naming the file and the way out, got %v", err)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
+		t.Fatalf("drift refusal applied something: %v", v)
+	}
+	st, err := newRunner(t, db, edited).Status(ctx)
+	if err != nil || st.Drifted != 1 || st.Pending != 2 || st.Clean() {
+		t.Fatalf("status = %+v, %v", st, err)
+	}
+	if _, err := newRunner(t, db, edited, runner.WithAllowDrift(true)).Up(ctx); err != nil {
+		t.Fatalf("with drift allowed: %v", err)
+	}
+	// A deleted applied file is drift too.
+	delete(edited, "0004_order_currency_and_tags.yaml")
+	_, err = newRunner(t, db, edited).Up(ctx)
+	if err == nil || !strings.Contains(err.Error(), "migration 4 (0004_order_currency_and_tags.yaml) is applied but its file is gone") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestOutOfOrderRefused(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	fsys := samples(t)
+	late := fsys["0002_orders_and_blog.yaml"]
+	delete(fsys, "0002_orders_and_blog.yaml")
+	if _, err := newRunner(t, db, fsys).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fsys["0002_orders_and_blog.yaml"] = late
+	_, err := newRunner(t, db, fsys).Up(ctx)
+	var oe *runner.OrderError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "0002_orders_and_blog.yaml is pending but migration 4 is already applied; renumber it") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDownRevertsIndexesValidatorsAndData(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	r := newRunner(t, db, samples(t))
+
+	if _, err := r.Down(ctx); !errors.Is(err, runner.ErrNothingToRevert) {
+		t.Fatalf("down on an empty database: %v", err)
+	}
+	if _, err := r.UpTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	users := db.Collection("users")
+	// One user at version 3 (as the application writes them), one older.
+	v3 := bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "name", Value: "Ada"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "ada@x"}}}, {Key: "status", Value: "active"}, {Key: "version", Value: 3}}
+	v0 := bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "name", Value: "Old"}, {Key: "email", Value: "old@x"}}
+	if _, err := users.InsertMany(ctx, []any{v3, v0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DownTo(ctx, 9); !errors.Is(err, runner.ErrNothingToRevert) || !strings.Contains(err.Error(), "the database is at version 3, not above 9") {
+		t.Fatalf("down to a version above the current: %v", err)
+	}
+	p, err := r.PlanDown(ctx, 2)
+	if err != nil || len(p.Migrations) != 1 || p.Migrations[0].Version != 3 {
+		t.Fatalf("PlanDown = %+v, %v", p, err)
+	}
+	reverted, err := r.DownTo(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reverted) != 1 || reverted[0].Version != 3 || len(reverted[0].Documents) != 1 || reverted[0].Documents[0].Count != 1 {
+		t.Fatalf("reverted = %+v", reverted)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
+		t.Fatalf("ledger = %v", v)
+	}
+	idx := indexNames(t, users)
+	if !idx["email_1"] || idx["contact.email_1"] {
+		t.Errorf("indexes after down = %v, want email_1 back and contact.email_1 gone", idx)
+	}
+	var got bson.D
+	if err := users.FindOne(ctx, bson.D{{Key: "_id", Value: v3[0].Value}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := bson.MarshalExtJSON(got[1:], false, false); string(b) != `{"name":"Ada","email":"ada@x"}` {
+		t.Errorf("downgraded document = %s", b)
+	}
+	// The collMod sent reverts the validator to 0001's schema and level.
+	mods := rec.named("collMod")
+	last := mods[len(mods)-1]
+	if last.Lookup("collMod").StringValue() != "users" || last.Lookup("validationLevel").StringValue() != "strict" ||
+		last.Lookup("validator", "$jsonSchema", "required").Array().String() != `["name","email"]` {
+		t.Errorf("revert collMod = %s", last)
+	}
+}
+
+func TestDownRefusesWithoutDowngrade(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, samples(t))
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection("orders").InsertOne(ctx, bson.D{{Key: "version", Value: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Down(ctx)
+	var de *runner.DowngradeError
+	if !errors.As(err, &de) || err.Error() != "cannot revert 0004_order_currency_and_tags.yaml: 1 orders documents are at version 4 and the migration declares no downgrade for orders; add `downgrade:` steps to the file, or upgrade the code instead of reverting the schema" {
+		t.Fatalf("got %v", err)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {
+		t.Fatalf("a refused down changed the ledger: %v", v)
+	}
+}
+
+func TestPartialFailureSaysWhatWasDone(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	// An index named like the one 0001 creates, with other options.
+	if _, err := db.Collection("users").Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "name", Value: 1}}, Options: options.Index().SetName("email_1")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newRunner(t, db, samples(t)).Up(ctx)
+	var pe *runner.PartialError
+	if !errors.As(err, &pe) {
+		t.Fatalf("want a PartialError, got %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"apply 0001_create_users.yaml: users: createIndexes email_1 failed",
+		"an index with the name \"email_1\" or the same keys already exists with other options",
+		"done:\n    users: collMod (clientSideOnly)",
+		"not done: nothing else",
+		"migration 1 is not recorded as applied; fix the cause and run `mongomig up` again",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if v := ledgerVersions(t, db); len(v) != 0 {
+		t.Fatalf("failed migration recorded: %v", v)
+	}
+	// Fixing the cause and rerunning finishes the work.
+	if err := db.Collection("users").Indexes().DropOne(ctx, "email_1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newRunner(t, db, samples(t)).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {
+		t.Fatalf("ledger = %v", v)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, samples(t))
+	if _, err := r.UpTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	users := db.Collection("users")
+	_, err := users.InsertMany(ctx, []any{
+		bson.D{{Key: "n", Value: 1}},
+		bson.D{{Key: "version", Value: 3}},
+		bson.D{{Key: "version", Value: int64(3)}},
+		bson.D{{Key: "version", Value: "x"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Current != 3 || st.Latest != 4 || st.Pending != 1 || st.Drifted != 0 || st.Clean() {
+		t.Errorf("status = %+v", st)
+	}
+	var u *runner.CollectionStatus
+	for i := range st.Collections {
+		if st.Collections[i].Name == "users" {
+			u = &st.Collections[i]
+		}
+	}
+	if u == nil || u.ValidatorFrom != 3 || u.Enforcement != "client-side only" || u.Level != "moderate" || u.CurrentVersion != 3 || u.TargetVersion != 3 {
+		t.Fatalf("users status = %+v", u)
+	}
+	docs := u.Documents
+	if len(docs) != 3 || docs[0].Version != 0 || docs[0].Count != 1 || docs[1].Version != 3 || docs[1].Count != 2 || docs[2].Invalid == "" {
+		t.Errorf("users document versions = %+v", docs)
+	}
+}
+
+func TestLockHeldTimesOutNamingHolder(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	future := time.Now().Add(time.Hour)
+	if _, err := db.Collection(runner.DefaultLockCollection).InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "mongomig"}, {Key: "owner", Value: "deploy-7"}, {Key: "host", Value: "ci-runner"}, {Key: "pid", Value: 42},
+		{Key: "acquiredAt", Value: time.Now()}, {Key: "expiresAt", Value: future},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, db, samples(t), runner.WithLockWait(300*time.Millisecond))
+	_, err := r.Up(ctx)
+	var lt *runner.LockTimeoutError
+	if !errors.As(err, &lt) || !errors.Is(err, runner.ErrLockTimeout) || !strings.Contains(err.Error(), "held by deploy-7 (host ci-runner, pid 42)") || !strings.Contains(err.Error(), "mongomig unlock --force") {
+		t.Fatalf("got %v", err)
+	}
+	if v := ledgerVersions(t, db); len(v) != 0 {
+		t.Fatal("applied without the lock")
+	}
+	// unlock without force refuses a live lock; with force removes it.
+	if _, err := r.Unlock(ctx, false); err == nil || !strings.Contains(err.Error(), "its lease has not expired") {
+		t.Fatalf("unlock without force: %v", err)
+	}
+	if h, err := r.Unlock(ctx, true); err != nil || h == nil || h.Owner != "deploy-7" {
+		t.Fatalf("unlock --force: %v %v", h, err)
+	}
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStaleLockTakenOverOnlyAfterExpiry: a dead process's lock blocks until
+// its lease expires by the server's clock, then is taken over.
+func TestStaleLockTakenOverOnlyAfterExpiry(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	expires := time.Now().Add(1500 * time.Millisecond)
+	if _, err := db.Collection(runner.DefaultLockCollection).InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "mongomig"}, {Key: "owner", Value: "dead"}, {Key: "host", Value: "h"}, {Key: "pid", Value: 1},
+		{Key: "acquiredAt", Value: time.Now()}, {Key: "expiresAt", Value: expires},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []runner.EventKind
+	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) { kinds = append(kinds, e.Kind) }))
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().Before(expires) {
+		t.Errorf("the lock was taken before its lease expired")
+	}
+	joined := ""
+	for _, k := range kinds {
+		joined += string(k) + " "
+	}
+	if !strings.Contains(joined, "lock.waiting lock.takenOver lock.acquired") {
+		t.Errorf("events = %s", joined)
+	}
+}
+
+// TestConcurrentUpGoroutines: several runners (own clients, own owners) at
+// once; each migration is applied once and every run succeeds.
+func TestConcurrentUpGoroutines(t *testing.T) {
+	ctx := context.Background()
+	srv := sandboxtest.Start(t)
+	const runs = 6
+	var wg sync.WaitGroup
+	total := make([]int, runs)
+	errs := make([]error, runs)
+	for i := 0; i < runs; i++ {
+		db := sandboxtest.Connect(t, srv.URI()).Database("app")
+		r := newRunner(t, db, samples(t))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			applied, err := r.Up(ctx)
+			total[i], errs[i] = len(applied), err
+		}()
+	}
+	wg.Wait()
+	sum := 0
+	for i := range errs {
+		if errs[i] != nil {
+			t.Errorf("run %d: %v", i, errs[i])
+		}
+		sum += total[i]
+	}
+	db := sandboxtest.Connect(t, srv.URI()).Database("app")
+	if sum != 4 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
+		t.Fatalf("migrations applied %d times in total (want 4), ledger %v", sum, ledgerVersions(t, db))
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	db := sandboxtest.Database(t, "app")
+	for _, o := range []runner.Option{
+		runner.WithLockLease(10 * time.Millisecond), runner.WithLockWait(-1), runner.WithLedgerCollection("system.x"),
+		runner.WithLockCollection(""), runner.WithEvents(nil), runner.WithOwner(""),
+	} {
+		if _, err := runner.New(db, samples(t), o); err == nil {
+			t.Error("invalid option accepted")
+		}
+	}
+	if _, err := runner.New(db, fstest.MapFS{"0001_x.yaml": {Data: []byte("colections: {}")}}); err == nil || !strings.Contains(err.Error(), "0001_x.yaml:1:1") {
+		t.Errorf("invalid files: %v", err)
+	}
+}

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// Migration states in a [Status].
+const (
+	StateApplied = "applied"
+	StatePending = "pending"
+	StateDrifted = "drifted" // applied, but the file changed since
+	StateMissing = "missing" // applied, but the file is gone
+)
+
+// MigrationStatus is one migration's state.
+type MigrationStatus struct {
+	Version        int64      `json:"version"`
+	Name           string     `json:"name"`
+	File           string     `json:"file"`
+	State          string     `json:"state"`
+	Checksum       string     `json:"checksum,omitempty"`
+	LedgerChecksum string     `json:"ledgerChecksum,omitempty"`
+	AppliedAt      *time.Time `json:"appliedAt,omitempty"`
+	AppliedBy      string     `json:"appliedBy,omitempty"`
+}
+
+// VersionCount is how many documents sit at one document version.
+type VersionCount struct {
+	Version int64 `json:"version"`
+	// Invalid holds the value found when the version field is not a whole
+	// number (the document then counts nowhere else).
+	Invalid string `json:"invalid,omitempty"`
+	Count   int64  `json:"count"`
+}
+
+// CollectionStatus is one collection's schema state.
+type CollectionStatus struct {
+	Name string `json:"name"`
+	// ValidatorFrom is the applied migration whose validator is in force
+	// (0: none declared yet).
+	ValidatorFrom int64 `json:"validatorFrom"`
+	// Enforcement is "server", "client-side only" or "none".
+	Enforcement string `json:"enforcement"`
+	Level       string `json:"validationLevel,omitempty"`
+	Action      string `json:"validationAction,omitempty"`
+	// CurrentVersion is the document version the applied migrations
+	// upgrade to; TargetVersion the one all files upgrade to.
+	CurrentVersion int64          `json:"currentVersion"`
+	TargetVersion  int64          `json:"targetVersion"`
+	Documents      []VersionCount `json:"documents"`
+}
+
+// Status is the state of the database against the migration files.
+type Status struct {
+	// Current is the highest applied version (0: none).
+	Current     int64              `json:"current"`
+	Latest      int64              `json:"latest"`
+	Migrations  []MigrationStatus  `json:"migrations"`
+	Collections []CollectionStatus `json:"collections"`
+	Pending     int                `json:"pending"`
+	Drifted     int                `json:"drifted"`
+
+	applied map[int64]LedgerEntry
+}
+
+// Clean reports whether nothing is pending or drifted (status --check).
+func (s *Status) Clean() bool { return s.Pending == 0 && s.Drifted == 0 }
+
+// Status reports applied, pending and drifted migrations and, per
+// collection, the validator in force and the document versions present.
+func (r *Runner) Status(ctx context.Context) (*Status, error) { return r.status(ctx, true) }
+
+func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, error) {
+	ledger, err := r.readLedger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{applied: ledger, Migrations: []MigrationStatus{}, Collections: []CollectionStatus{}}
+	files := map[int64]bool{}
+	for _, m := range r.migrations {
+		files[m.Version] = true
+		ms := MigrationStatus{Version: m.Version, Name: m.Name, File: m.File, State: StatePending, Checksum: m.Checksum}
+		if e, ok := ledger[m.Version]; ok {
+			at := e.AppliedAt
+			ms.AppliedAt, ms.AppliedBy, ms.LedgerChecksum = &at, e.AppliedBy.Host, e.Checksum
+			ms.State = StateApplied
+			if e.Checksum != m.Checksum {
+				ms.State = StateDrifted
+			}
+		}
+		st.Migrations = append(st.Migrations, ms)
+		st.Latest = max(st.Latest, m.Version)
+	}
+	for v, e := range ledger {
+		if !files[v] {
+			at := e.AppliedAt
+			st.Migrations = append(st.Migrations, MigrationStatus{Version: v, Name: e.Name, File: e.File, State: StateMissing, LedgerChecksum: e.Checksum, AppliedAt: &at, AppliedBy: e.AppliedBy.Host})
+		}
+		st.Current = max(st.Current, v)
+	}
+	sort.Slice(st.Migrations, func(i, j int) bool { return st.Migrations[i].Version < st.Migrations[j].Version })
+	for _, m := range st.Migrations {
+		switch m.State {
+		case StatePending:
+			st.Pending++
+		case StateDrifted, StateMissing:
+			st.Drifted++
+		}
+	}
+	if withCollections {
+		if st.Collections, err = r.collectionStatus(ctx, ledger); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEntry) ([]CollectionStatus, error) {
+	names := map[string]bool{}
+	for _, m := range r.migrations {
+		for _, c := range m.Collections {
+			names[c.Name] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	out := make([]CollectionStatus, 0, len(sorted))
+	for _, name := range sorted {
+		cs := CollectionStatus{Name: name, Enforcement: "none", TargetVersion: r.registry.Current(name)}
+		for _, m := range r.migrations {
+			e, applied := ledger[m.Version]
+			c := m.Collection(name)
+			if !applied || c == nil {
+				continue
+			}
+			if c.Validator != nil {
+				cs.ValidatorFrom = m.Version
+				cs.Enforcement = "server"
+				for _, cso := range e.ClientSideValidators {
+					if cso == name {
+						cs.Enforcement = "client-side only"
+					}
+				}
+			}
+			if c.ValidationLevel != "" {
+				cs.Level = string(c.ValidationLevel)
+			}
+			if c.ValidationAction != "" {
+				cs.Action = string(c.ValidationAction)
+			}
+			if len(c.Upgrade) > 0 {
+				cs.CurrentVersion = m.Version
+			}
+		}
+		docs, err := r.countVersions(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		cs.Documents = docs
+		out = append(out, cs)
+	}
+	return out, nil
+}
+
+// countVersions groups a collection's documents by version field.
+func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount, error) {
+	pipeline := mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + r.cfg.versionField}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}
+	cur, err := r.db.Collection(coll).Aggregate(ctx, pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("count document versions of %s: %w", coll, err)
+	}
+	var rows []struct {
+		ID bson.RawValue `bson:"_id"`
+		N  int64         `bson:"n"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("count document versions of %s: %w", coll, err)
+	}
+	byVersion := map[int64]int64{}
+	var out []VersionCount
+	for _, row := range rows {
+		switch row.ID.Type {
+		case bson.TypeNull, bson.TypeUndefined, 0:
+			byVersion[0] += row.N
+			continue
+		}
+		if f, ok := row.ID.DoubleOK(); ok {
+			if f == float64(int64(f)) && f >= 0 {
+				byVersion[int64(f)] += row.N
+				continue
+			}
+		} else if v, ok := row.ID.AsInt64OK(); ok && v >= 0 {
+			byVersion[v] += row.N
+			continue
+		}
+		out = append(out, VersionCount{Invalid: row.ID.String(), Count: row.N})
+	}
+	for v, n := range byVersion {
+		out = append(out, VersionCount{Version: v, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].Invalid == "") != (out[j].Invalid == "") {
+			return out[i].Invalid == ""
+		}
+		return out[i].Version < out[j].Version || out[i].Version == out[j].Version && out[i].Invalid < out[j].Invalid
+	})
+	if out == nil {
+		out = []VersionCount{}
+	}
+	return out, nil
+}

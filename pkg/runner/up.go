@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// Applied is one migration an Up or Down applied or reverted.
+type Applied struct {
+	Version    int64           `json:"version"`
+	Name       string          `json:"name"`
+	File       string          `json:"file"`
+	Direction  string          `json:"direction"`
+	DurationMS int64           `json:"durationMs"`
+	Commands   []CommandResult `json:"commands"`
+	// ClientSideValidators lists collections whose validator the server
+	// refused (enforced client-side only).
+	ClientSideValidators []string `json:"clientSideValidators,omitempty"`
+	// Documents lists data downgrades (Down only).
+	Documents []DocumentChange `json:"documents,omitempty"`
+}
+
+// DocumentChange counts documents a down moved from one version to another.
+type DocumentChange struct {
+	Collection string `json:"collection"`
+	From       int64  `json:"from"`
+	To         int64  `json:"to"`
+	Count      int64  `json:"count"`
+}
+
+// DriftError lists applied migrations whose file changed or disappeared.
+type DriftError struct {
+	Drifted []MigrationStatus
+}
+
+func (e *DriftError) Error() string {
+	var lines []string
+	for _, m := range e.Drifted {
+		switch m.State {
+		case StateMissing:
+			lines = append(lines, fmt.Sprintf("migration %d (%s) is applied but its file is gone; restore it from version control", m.Version, m.File))
+		default:
+			lines = append(lines, fmt.Sprintf("%s was edited after it was applied (ledger %s, file %s); revert the edit and put the change in a new migration (`mongomig create`), or rerun with --allow-drift if the edit changes nothing the database sees",
+				m.File, short(m.LedgerChecksum), short(m.Checksum)))
+		}
+	}
+	return "drift: " + strings.Join(lines, "; ")
+}
+
+func short(sum string) string {
+	if len(sum) > 19 {
+		return sum[:19]
+	}
+	return sum
+}
+
+// OrderError is a pending migration numbered below an applied one.
+type OrderError struct {
+	Pending, Applied int64
+	File             string
+}
+
+func (e *OrderError) Error() string {
+	return fmt.Sprintf("%s is pending but migration %d is already applied; renumber it after %d (and after every applied migration) so that versions only grow", e.File, e.Applied, e.Applied)
+}
+
+// Up applies every pending migration.
+func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx, 0) }
+
+// UpTo applies pending migrations up to and including version to (0: all).
+// It takes the lock, refuses drift (unless allowed) and out-of-order
+// files, applies each migration and records it in the ledger only after
+// all of its commands succeeded. Nothing pending is not an error.
+func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
+	l, err := r.acquireLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rerr := l.release(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-l.Lost():
+			cancel(ErrLockLost)
+		case <-ctx.Done():
+		}
+	}()
+
+	pending, err := r.pending(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := r.existing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range pending {
+		a, err := r.applyUp(ctx, m, exists)
+		if err != nil {
+			if cause := context.Cause(ctx); cause == ErrLockLost {
+				return applied, fmt.Errorf("%w: %v", ErrLockLost, err)
+			}
+			return applied, err
+		}
+		applied = append(applied, a)
+	}
+	return applied, nil
+}
+
+// pending checks the ledger against the files and returns what Up would
+// apply, in order.
+func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration, error) {
+	st, err := r.status(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var drifted []MigrationStatus
+	for _, m := range st.Migrations {
+		if m.State == StateDrifted || m.State == StateMissing {
+			drifted = append(drifted, m)
+		}
+	}
+	if len(drifted) > 0 && !r.cfg.allowDrift {
+		return nil, &DriftError{Drifted: drifted}
+	}
+	var out []*migration.Migration
+	for _, m := range r.migrations {
+		if _, done := st.applied[m.Version]; done || (to > 0 && m.Version > to) {
+			continue
+		}
+		if st.Current > m.Version {
+			return nil, &OrderError{Pending: m.Version, Applied: st.Current, File: m.File}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
+	start := time.Now()
+	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "applying " + m.File})
+	cmds := upCommands(m, exists)
+	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "up", cmds)
+	if err != nil {
+		return Applied{}, err
+	}
+	sort.Strings(clientSide)
+	took := time.Since(start)
+	if err := r.record(ctx, m, took, clientSide); err != nil {
+		return Applied{}, err
+	}
+	if r.hook != nil {
+		r.hook("recorded", m.Version, 0)
+	}
+	r.cfg.events(Event{Kind: EventApplyDone, Version: m.Version, File: m.File, Message: fmt.Sprintf("applied %s in %v", m.File, took.Round(time.Millisecond))})
+	return Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "up", DurationMS: took.Milliseconds(),
+		Commands: results, ClientSideValidators: clientSide}, nil
+}
