@@ -12,10 +12,10 @@ import (
 
 // Server error codes mongomig reacts to.
 const (
-	codeNamespaceNotFound    = 26
-	codeIndexNotFound        = 27
-	codeNamespaceExists      = 48
-	codeIndexOptionsConflict = 85
+	codeNamespaceNotFound     = 26
+	codeIndexNotFound         = 27
+	codeNamespaceExists       = 48
+	codeIndexOptionsConflict  = 85
 	codeIndexKeySpecsConflict = 86
 )
 
