@@ -104,6 +104,8 @@ type env struct {
 	streams Streams
 	out     *output
 	g       globals
+	// warnedClientSide: the client-side-only validator warning was given.
+	warnedClientSide bool
 }
 
 // Main runs mongomig with args (without the program name) and returns the
@@ -146,9 +148,14 @@ func newApp(e *env) *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{
+			upCommand(e),
+			downCommand(e),
+			statusCommand(e),
 			lintCommand(e),
 			createCommand(e),
+			unlockCommand(e),
 			infoCommand(e),
+			demoCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {

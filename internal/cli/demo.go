@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/internal/sampledata"
+	"github.com/mongomig/mongomig/migrations"
+)
+
+func demoCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "walk through dry run, up, a lazy read and status on an embedded sandbox with sample data",
+		Description: "Runs on the embedded sandbox only: --embedded DIR keeps its data in DIR (run it again to\n" +
+			"see `nothing to apply`), otherwise a temporary directory is used and removed.",
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if e.g.URI != "" {
+				return usageError(errors.New("demo loads sample data and runs only on the embedded sandbox: drop --uri (add --embedded DIR to keep the data)"))
+			}
+			if e.g.Embedded == "" {
+				dir, err := os.MkdirTemp("", "mongomig-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				e.g.Embedded = dir
+			}
+			return e.runDemo(c.Context)
+		},
+	}
+}
+
+func (e *env) runDemo(ctx context.Context) error {
+	o := e.out
+	s, err := e.open(ctx, nil, migrations.FS)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	step := func(n int, title string) { o.printf("\n%s\n", o.bold(fmt.Sprintf("%d. %s", n, title))) }
+
+	o.printf("%s an embedded MongoDB-compatible sandbox (FerretDB) in %s, database %q,\nwith the sample migrations of a small shop and blog (users, orders, posts, comments).\n",
+		o.bold("mongomig demo:"), e.g.Embedded, s.db.Name())
+
+	step(1, "Sample data, written before mongomig existed (version 0)")
+	n, err := s.db.Collection("users").CountDocuments(ctx, bson.D{})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		counts, err := sampledata.Load(ctx, s.db, 1)
+		if err != nil {
+			return err
+		}
+		o.printf("   loaded %d users, %d orders, %d posts, %d comments\n", counts.Users, counts.Orders, counts.Posts, counts.Comments)
+	} else {
+		o.printf("   the sandbox already holds data (%d users): reusing it\n", n)
+	}
+
+	step(2, "mongomig up --dry-run: what would change, command by command")
+	p, err := s.runner.Plan(ctx, 0)
+	if err != nil {
+		return err
+	}
+	if err := e.renderPlan(p); err != nil {
+		return err
+	}
+
+	step(3, "mongomig up: apply, under the lock, exactly once")
+	applied, err := s.runner.Up(ctx)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		o.printf("   nothing to apply\n")
+	}
+	for _, a := range applied {
+		o.printf("   %s %s (%d commands)\n", o.green("applied"), a.File, len(a.Commands))
+	}
+
+	step(4, "A lazy read: the application upgrades an old document when it reads it")
+	if err := e.demoLazyRead(ctx, s); err != nil {
+		return err
+	}
+
+	step(5, "mongomig status")
+	st, err := s.runner.Status(ctx)
+	if err != nil {
+		return err
+	}
+	e.renderStatus(st)
+	o.printf("\nDocuments stay at old versions until read (or until a backfill, not built yet); the\n" +
+		"validators apply to writes. Next: docs/deploying.md, docs/file-format.md.\n")
+	return nil
+}
+
+func (e *env) demoLazyRead(ctx context.Context, s *session) error {
+	o := e.out
+	var raw bson.Raw
+	err := s.db.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: sampledata.ID("users", 0)}}).Decode(&raw)
+	if err != nil {
+		return fmt.Errorf("read a sample user: %w", err)
+	}
+	up, changed, err := s.runner.Registry().UpgradeRaw("users", raw)
+	if err != nil {
+		return err
+	}
+	o.printf("   stored:   %s\n", raw.String())
+	if changed {
+		o.printf("   upgraded: %s\n", bson.Raw(up).String())
+		o.printf("   (in application code: registry.UpgradeRaw(\"users\", raw); the stored document is unchanged)\n")
+	} else {
+		o.printf("   the document is already current\n")
+	}
+	return nil
+}

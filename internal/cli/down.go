@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+func downCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "down",
+		Usage: "revert the last migration, or every migration above --to N",
+		Description: "Validators and indexes go back to what the earlier migrations declare. Documents at a reverted\n" +
+			"version are downgraded only where the file declares `downgrade:`; otherwise down refuses before\n" +
+			"changing anything. --dry-run prints the plan.",
+		Flags: append([]cli.Flag{
+			&cli.Int64Flag{Name: "to", Value: -1, Usage: "revert every migration above version `N` (0: all)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "allow-drift", Usage: "revert even though applied files were edited"},
+		}, lockFlags()...),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			return runnerExit(e.runDown(c.Context, c))
+		},
+	}
+}
+
+func (e *env) runDown(ctx context.Context, c *cli.Context) error {
+	s, err := e.open(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	to := c.Int64("to")
+	if c.Bool("dry-run") {
+		if to < 0 {
+			st, err := s.runner.Status(ctx)
+			if err != nil {
+				return err
+			}
+			to = previousApplied(st)
+		}
+		p, err := s.runner.PlanDown(ctx, to)
+		if err != nil {
+			return err
+		}
+		return e.renderPlan(p)
+	}
+	var reverted []runner.Applied
+	if to < 0 {
+		reverted, err = s.runner.Down(ctx)
+	} else {
+		reverted, err = s.runner.DownTo(ctx, to)
+	}
+	if errors.Is(err, runner.ErrNothingToRevert) {
+		return usageError(err)
+	}
+	if err != nil {
+		return err
+	}
+	st, err := s.runner.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if e.out.json {
+		return e.out.writeJSON(upResult{Applied: reverted, Current: st.Current})
+	}
+	for _, a := range reverted {
+		e.out.printf("%s %s\n", e.out.green("reverted"), a.File)
+		for _, d := range a.Documents {
+			e.out.printf("  %s: %d documents downgraded from version %d to %d\n", d.Collection, d.Count, d.From, d.To)
+		}
+	}
+	e.out.printf("the database is at version %d\n", st.Current)
+	return nil
+}
+
+// previousApplied is the applied version below the current one (0: none).
+func previousApplied(st *runner.Status) int64 {
+	prev := int64(0)
+	for _, m := range st.Migrations {
+		if m.State != runner.StatePending && m.Version < st.Current {
+			prev = max(prev, m.Version)
+		}
+	}
+	return prev
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+// lockFlags are the lock options of commands that take the lock.
+func lockFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "lock-wait", Value: runner.DefaultLockWait, Usage: "how long to wait for a lock another process holds before exiting 4", EnvVars: []string{"MONGOMIG_LOCK_WAIT"}},
+		&cli.DurationFlag{Name: "lock-lease", Value: runner.DefaultLockLease, Usage: "lease of the lock; a crashed process's lock is taken over after it", EnvVars: []string{"MONGOMIG_LOCK_LEASE"}},
+	}
+}
+
+// session is an open database with a runner for the migration directory.
+type session struct {
+	db     *mongo.Database
+	runner *runner.Runner
+	close  func()
+}
+
+// open connects and builds a runner for --dir; fsys overrides --dir when
+// not nil (demo uses the embedded samples).
+func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...runner.Option) (*session, error) {
+	if fsys == nil {
+		var err error
+		if fsys, err = migrationDir(e.g.Dir); err != nil {
+			return nil, err
+		}
+	}
+	db, closeDB, err := e.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts := []runner.Option{runner.WithToolVersion(version()), runner.WithEvents(e.renderEvent)}
+	if c != nil {
+		if hasFlag(c, "lock-wait") {
+			opts = append(opts, runner.WithLockWait(c.Duration("lock-wait")), runner.WithLockLease(c.Duration("lock-lease")))
+		}
+		if hasFlag(c, "allow-drift") {
+			opts = append(opts, runner.WithAllowDrift(c.Bool("allow-drift")))
+		}
+	}
+	r, err := runner.New(db, fsys, append(opts, extra...)...)
+	if err != nil {
+		closeDB()
+		return nil, err
+	}
+	return &session{db: db, runner: r, close: closeDB}, nil
+}
+
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// renderEvent writes progress to stderr; the client-side-only warning is
+// given once per run.
+func (e *env) renderEvent(ev runner.Event) {
+	switch ev.Kind {
+	case runner.EventClientSide:
+		if e.warnedClientSide {
+			return
+		}
+		e.warnedClientSide = true
+		e.out.warnf("%s; further collections are reported in the result", ev.Message)
+	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments:
+		e.logf("%s", ev.Message)
+	case runner.EventCommand, runner.EventCommandSkipped:
+		e.logf("  %s", ev.Message)
+	}
+}
+
+func (e *env) logf(format string, a ...any) {
+	fmt.Fprintf(e.out.err, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+}
+
+// runnerExit maps the runner's errors to exit codes.
+func runnerExit(err error) error {
+	var (
+		lockErr *runner.LockTimeoutError
+		drift   *runner.DriftError
+		order   *runner.OrderError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &lockErr):
+		return &exitError{code: ExitLock, err: err}
+	case errors.As(err, &drift):
+		return &exitError{code: ExitCheck, err: err}
+	case errors.As(err, &order):
+		return &exitError{code: ExitUsage, err: err}
+	}
+	return err
+}

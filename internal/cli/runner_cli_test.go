@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sandboxArgs runs against a sandbox kept in dir with the sample migrations.
+func sandboxArgs(dir string, args ...string) []string {
+	return append([]string{"--embedded", dir, "--dir", "../../migrations"}, args...)
+}
+
+func TestUpStatusDownCycle(t *testing.T) {
+	dir := t.TempDir()
+
+	r := run(t, false, sandboxArgs(dir, "status", "--check")...)
+	if r.code != ExitCheck || !strings.Contains(r.stdout, "version 0 of 4 (4 pending, 0 drifted)") {
+		t.Fatalf("status --check before up: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = run(t, false, sandboxArgs(dir, "up", "--dry-run")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "would apply 4 migrations") || !strings.Contains(r.stdout, `{"create":"users","validator":{"$jsonSchema"`) {
+		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "status", "--check")...); r.code != ExitCheck {
+		t.Fatalf("the dry run applied something")
+	}
+
+	r = run(t, false, sandboxArgs(dir, "up", "--to", "2")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "applied 0002_orders_and_blog.yaml") || !strings.Contains(r.stdout, "the database is at version 2") {
+		t.Fatalf("up --to 2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "warning: users: the server refused create with a validator") || strings.Count(r.stderr, "warning:") != 2 {
+		t.Errorf("want the client-side warning once while applying and once in the summary; stderr:\n%s", r.stderr)
+	}
+
+	r = run(t, false, sandboxArgs(dir, "--json", "up")...)
+	var up upResult
+	if err := json.Unmarshal([]byte(r.stdout), &up); r.code != 0 || err != nil || len(up.Applied) != 2 || up.Current != 4 {
+		t.Fatalf("up --json: exit %d, %v\n%s", r.code, err, r.stdout)
+	}
+	r = run(t, false, sandboxArgs(dir, "up")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to apply: the database is at version 4") {
+		t.Fatalf("second up: exit %d\n%s", r.code, r.stdout)
+	}
+
+	r = run(t, false, sandboxArgs(dir, "status", "--check")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "users      validator of 0003, client-side only (moderate/error)") {
+		t.Fatalf("status after up: exit %d\n%s", r.code, r.stdout)
+	}
+	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
+	var st struct {
+		Current     int64 `json:"current"`
+		Collections []struct {
+			Name        string `json:"name"`
+			Enforcement string `json:"enforcement"`
+		} `json:"collections"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Current != 4 || len(st.Collections) != 4 {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+
+	r = run(t, false, sandboxArgs(dir, "down", "--dry-run")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "would revert 1 migration") || !strings.Contains(r.stdout, "0004_order_currency_and_tags.yaml") {
+		t.Fatalf("down --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, false, sandboxArgs(dir, "down", "--to", "2")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "reverted 0004_order_currency_and_tags.yaml\nreverted 0003_user_contact.yaml\nthe database is at version 2") {
+		t.Fatalf("down --to 2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, false, sandboxArgs(dir, "down", "--to", "3")...)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "nothing to revert: the database is at version 2, not above 3") {
+		t.Fatalf("down of something never applied: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestUpDriftExits3(t *testing.T) {
+	dir, migs := t.TempDir(), t.TempDir()
+	src, _ := os.ReadFile("../../migrations/0001_create_users.yaml")
+	if err := os.WriteFile(filepath.Join(migs, "0001_create_users.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--embedded", dir, "--dir", migs}
+	if r := run(t, false, append(args, "up")...); r.code != 0 {
+		t.Fatalf("up: %d %s", r.code, r.stderr)
+	}
+	if err := os.WriteFile(filepath.Join(migs, "0001_create_users.yaml"), append(src, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, false, append(args, "up")...)
+	if r.code != ExitCheck || !strings.Contains(r.stderr, "drift: 0001_create_users.yaml was edited after it was applied") {
+		t.Fatalf("drift: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, false, append(args, "status", "--check")...); r.code != ExitCheck || !strings.Contains(r.stdout, "drifted") {
+		t.Fatalf("status --check with drift: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := run(t, false, append(args, "up", "--allow-drift")...); r.code != 0 {
+		t.Fatalf("up --allow-drift: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestLockTimeoutExits4AndUnlock(t *testing.T) {
+	dir := t.TempDir()
+	// Hold the lock as another process would: through the library.
+	if r := run(t, false, sandboxArgs(dir, "unlock")...); r.code != 0 || !strings.Contains(r.stdout, "no lock is held") {
+		t.Fatalf("unlock with no lock: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	holdLock(t, dir)
+	r := run(t, false, sandboxArgs(dir, "up", "--lock-wait", "200ms")...)
+	if r.code != ExitLock || !strings.Contains(r.stderr, "migration lock not acquired in time: held by other-process") {
+		t.Fatalf("up with the lock held: exit %d\n%s", r.code, r.stderr)
+	}
+	r = run(t, false, sandboxArgs(dir, "unlock")...)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "its lease has not expired") {
+		t.Fatalf("unlock of a live lock: exit %d\n%s", r.code, r.stderr)
+	}
+	r = run(t, false, sandboxArgs(dir, "unlock", "--force")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed the lock of other-process") {
+		t.Fatalf("unlock --force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up after unlock: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, false, "--embedded", dir, "demo")
+	if r.code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"loaded 40 users, 60 orders, 12 posts, 36 comments",
+		"would apply 4 migrations",
+		"applied 0004_order_currency_and_tags.yaml",
+		`upgraded: {"_id": {"$oid":"650100000000000000000000"},"name": "Ada Lovelace"`,
+		`"contact": {"email": "ada.lovelace0@example.com"},"status": "active","version": {"$numberInt":"3"}}`,
+		"users      validator of 0003, client-side only (moderate/error); documents v0: 40",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	// Run again on the same directory: the data and the migrations persist.
+	r = run(t, false, "--embedded", dir, "demo")
+	if r.code != 0 || !strings.Contains(r.stdout, "the sandbox already holds data (40 users)") || !strings.Contains(r.stdout, "nothing to apply") {
+		t.Fatalf("second demo: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := run(t, false, "--uri", "mongodb://localhost/x", "demo"); r.code != ExitUsage {
+		t.Errorf("demo against --uri: exit %d", r.code)
+	}
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+func upCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "up",
+		Usage: "apply pending migrations in order, exactly once even when several processes run it at once",
+		Description: "Takes the migration lock (waiting up to --lock-wait for another process), applies each pending\n" +
+			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
+			"--dry-run prints the plan (the exact commands) and changes nothing.\n" +
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files, 3 drift, 4 lock not acquired.",
+		Flags: append([]cli.Flag{
+			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (default: all)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
+		}, lockFlags()...),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.Int64("to") < 0 {
+				return usageError(fmt.Errorf("--to %d: versions are positive", c.Int64("to")))
+			}
+			return runnerExit(e.runUp(c.Context, c))
+		},
+	}
+}
+
+// upResult is up's --json output.
+type upResult struct {
+	Applied []runner.Applied `json:"applied"`
+	Current int64            `json:"current"`
+}
+
+func (e *env) runUp(ctx context.Context, c *cli.Context) error {
+	s, err := e.open(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	to := c.Int64("to")
+	if c.Bool("dry-run") {
+		p, err := s.runner.Plan(ctx, to)
+		if err != nil {
+			return err
+		}
+		return e.renderPlan(p)
+	}
+	applied, err := s.runner.UpTo(ctx, to)
+	if err != nil {
+		if len(applied) > 0 {
+			e.out.warnf("applied before the failure: %s", files(applied))
+		}
+		return err
+	}
+	st, err := s.runner.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if e.out.json {
+		if applied == nil {
+			applied = []runner.Applied{}
+		}
+		return e.out.writeJSON(upResult{Applied: applied, Current: st.Current})
+	}
+	if len(applied) == 0 {
+		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
+		return nil
+	}
+	var clientSide []string
+	for _, a := range applied {
+		e.out.printf("%s %s\n", e.out.green("applied"), a.File)
+		clientSide = append(clientSide, a.ClientSideValidators...)
+	}
+	e.out.printf("the database is at version %d\n", st.Current)
+	if len(clientSide) > 0 {
+		e.out.warnf("validators enforced client-side only (the server refused them): %s", strings.Join(uniq(clientSide), ", "))
+	}
+	return nil
+}
+
+func files(applied []runner.Applied) string {
+	var s []string
+	for _, a := range applied {
+		s = append(s, a.File)
+	}
+	return strings.Join(s, ", ")
+}
+
+func uniq(list []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// renderPlan prints a dry run: per migration, the exact commands.
+func (e *env) renderPlan(p *runner.Plan) error {
+	o := e.out
+	if o.json {
+		return o.writeJSON(p)
+	}
+	verb := "apply"
+	if p.Direction == "down" {
+		verb = "revert"
+	}
+	if len(p.Migrations) == 0 {
+		o.printf("nothing to %s: the database is at version %d\n", verb, p.Current)
+		return nil
+	}
+	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %d migration%s\n",
+		o.bold("plan"), p.Current, verb, len(p.Migrations), plural(len(p.Migrations)))
+	for _, m := range p.Migrations {
+		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), m.File)
+		if len(m.Commands) == 0 {
+			o.printf("  (no commands: document upgrades only)\n")
+		}
+		for _, c := range m.Commands {
+			o.printf("  %s\n", c.Text)
+		}
+	}
+	for _, n := range p.Notes {
+		o.printf("\n%s %s\n", o.yellow("note:"), n)
+	}
+	return nil
+}
