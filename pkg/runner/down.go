@@ -57,49 +57,43 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 	if to < 0 {
 		return nil, fmt.Errorf("invalid target version %d", to)
 	}
-	l, err := r.acquireLock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if rerr := l.release(ctx); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
-	st, err := r.status(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	var targets []*migration.Migration
-	for i := len(r.migrations) - 1; i >= 0; i-- {
-		m := r.migrations[i]
-		if _, ok := st.applied[m.Version]; ok && m.Version > to {
-			targets = append(targets, m)
-		}
-	}
-	for v, e := range st.applied {
-		if v > to && !hasVersion(r.migrations, v) {
-			return nil, fmt.Errorf("cannot revert migration %d (%s): its file is gone; restore it from version control", v, e.File)
-		}
-	}
-	if len(targets) == 0 {
-		return nil, fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
-	}
-	exists, err := r.existing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range targets {
-		if st.applied[m.Version].Checksum != m.Checksum && !r.cfg.allowDrift {
-			return reverted, &DriftError{Drifted: []MigrationStatus{{Version: m.Version, File: m.File, State: StateDrifted, Checksum: m.Checksum, LedgerChecksum: st.applied[m.Version].Checksum}}}
-		}
-		a, err := r.revert(ctx, m, exists)
+	err = r.withLock(ctx, func(ctx context.Context) error {
+		st, err := r.status(ctx, false)
 		if err != nil {
-			return reverted, err
+			return err
 		}
-		reverted = append(reverted, a)
-	}
-	return reverted, nil
+		var targets []*migration.Migration
+		for i := len(r.migrations) - 1; i >= 0; i-- {
+			m := r.migrations[i]
+			if _, ok := st.applied[m.Version]; ok && m.Version > to {
+				targets = append(targets, m)
+			}
+		}
+		for v, e := range st.applied {
+			if v > to && !hasVersion(r.migrations, v) {
+				return fmt.Errorf("cannot revert migration %d (%s): its file is gone; restore it from version control", v, e.File)
+			}
+		}
+		if len(targets) == 0 {
+			return fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
+		}
+		exists, err := r.existing(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range targets {
+			if st.applied[m.Version].Checksum != m.Checksum && !r.cfg.allowDrift {
+				return &DriftError{Drifted: []MigrationStatus{{Version: m.Version, File: m.File, State: StateDrifted, Checksum: m.Checksum, LedgerChecksum: st.applied[m.Version].Checksum}}}
+			}
+			a, err := r.revert(ctx, m, exists)
+			if err != nil {
+				return err
+			}
+			reverted = append(reverted, a)
+		}
+		return nil
+	})
+	return reverted, err
 }
 
 func hasVersion(ms []*migration.Migration, v int64) bool {

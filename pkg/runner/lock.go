@@ -218,3 +218,32 @@ func (r *Runner) Unlock(ctx context.Context, force bool) (*LockInfo, error) {
 	}
 	return h, nil
 }
+
+// withLock runs fn holding the lock. fn's context is cancelled with
+// ErrLockLost if the heartbeat finds the lock taken over; the lock is
+// released afterwards, also when ctx was cancelled.
+func (r *Runner) withLock(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	l, err := r.acquireLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := l.release(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-l.Lost():
+			cancel(ErrLockLost)
+		case <-lctx.Done():
+		}
+	}()
+	err = fn(lctx)
+	if err != nil && context.Cause(lctx) == ErrLockLost {
+		return fmt.Errorf("%w: %v", ErrLockLost, err)
+	}
+	return err
+}

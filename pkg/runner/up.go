@@ -77,44 +77,25 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 // files, applies each migration and records it in the ledger only after
 // all of its commands succeeded. Nothing pending is not an error.
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
-	l, err := r.acquireLock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if rerr := l.release(ctx); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-l.Lost():
-			cancel(ErrLockLost)
-		case <-ctx.Done():
-		}
-	}()
-
-	pending, err := r.pending(ctx, to)
-	if err != nil {
-		return nil, err
-	}
-	exists, err := r.existing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range pending {
-		a, err := r.applyUp(ctx, m, exists)
+	err = r.withLock(ctx, func(ctx context.Context) error {
+		pending, err := r.pending(ctx, to)
 		if err != nil {
-			if cause := context.Cause(ctx); cause == ErrLockLost {
-				return applied, fmt.Errorf("%w: %v", ErrLockLost, err)
-			}
-			return applied, err
+			return err
 		}
-		applied = append(applied, a)
-	}
-	return applied, nil
+		exists, err := r.existing(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			a, err := r.applyUp(ctx, m, exists)
+			if err != nil {
+				return err
+			}
+			applied = append(applied, a)
+		}
+		return nil
+	})
+	return applied, err
 }
 
 // pending checks the ledger against the files and returns what Up would

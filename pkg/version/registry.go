@@ -152,30 +152,12 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			if len(c.Upgrade) == 0 {
 				continue
 			}
-			l := link{version: m.Version, file: m.File}
-			for _, s := range c.Upgrade {
-				cs, err := compileStep(s, cfg.funcs)
-				if err != nil {
-					if !cfg.allowMissing {
-						missing = append(missing, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", m.File, s.Pos.Line, s.Pos.Column, c.Name, err, s.Func))
-						continue
-					}
-					l.missing = s.Func
-				}
-				l.steps = append(l.steps, cs)
-			}
-			for _, s := range c.Downgrade {
-				cs, err := compileStep(s, cfg.funcs)
-				if err != nil {
-					if !cfg.allowMissing {
-						missing = append(missing, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", m.File, s.Pos.Line, s.Pos.Column, c.Name, err, s.Func))
-						continue
-					}
-					l.missingDown = s.Func
-				}
-				l.down = append(l.down, cs)
-			}
-			l.hasDown = len(c.Downgrade) > 0
+			l := link{version: m.Version, file: m.File, hasDown: len(c.Downgrade) > 0}
+			var errs []error
+			l.steps, l.missing, errs = compileSteps(c.Upgrade, cfg, m.File, c.Name)
+			missing = append(missing, errs...)
+			l.down, l.missingDown, errs = compileSteps(c.Downgrade, cfg, m.File, c.Name)
+			missing = append(missing, errs...)
 			ch := r.chains[c.Name]
 			if ch == nil {
 				ch = &chain{}
@@ -188,6 +170,24 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 		return nil, errors.Join(missing...)
 	}
 	return r, nil
+}
+
+// compileSteps compiles one upgrade or downgrade. A func that is not
+// registered is an error, or with AllowMissingFuncs the name returned as
+// missing.
+func compileSteps(steps []migration.Step, cfg config, file, coll string) (out []step, missing string, errs []error) {
+	for _, s := range steps {
+		cs, err := compileStep(s, cfg.funcs)
+		if err != nil {
+			if !cfg.allowMissing {
+				errs = append(errs, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", file, s.Pos.Line, s.Pos.Column, coll, err, s.Func))
+				continue
+			}
+			missing = s.Func
+		}
+		out = append(out, cs)
+	}
+	return out, missing, errs
 }
 
 // Field is the version field's name.
