@@ -1,0 +1,69 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+)
+
+// TestUpEnforcesOnMongoDB applies the samples to the real MongoDB named by
+// MONGOMIG_TEST_URI and checks what the sandbox cannot: the server
+// enforces the validators mongomig sent, with their level and action.
+func TestUpEnforcesOnMongoDB(t *testing.T) {
+	uri := os.Getenv("MONGOMIG_TEST_URI")
+	if uri == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: no real MongoDB to check validator enforcement on (the commands sent are checked on the sandbox by TestUpFromEmptyThenNothingPending)")
+	}
+	ctx := context.Background()
+	db := sandboxtest.Connect(t, uri).Database("mongomig_test_runner")
+	_ = db.Drop(ctx)
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	applied, err := newRunner(t, db, samples(t)).Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range applied {
+		if len(a.ClientSideValidators) > 0 {
+			t.Errorf("%s: validators client-side only on MongoDB: %v", a.File, a.ClientSideValidators)
+		}
+	}
+	// users (0003): moderate, error: a new user without contact is refused.
+	_, err = db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}})
+	if !isValidationFailure(err) {
+		t.Errorf("invalid user accepted: %v", err)
+	}
+	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "x@y"}}}}); err != nil {
+		t.Errorf("valid user refused: %v", err)
+	}
+	// comments (0004): action warn: an invalid comment is accepted.
+	if _, err := db.Collection("comments").InsertOne(ctx, bson.D{{Key: "text", Value: "old field"}}); err != nil {
+		t.Errorf("warn action refused a write: %v", err)
+	}
+	// The options MongoDB reports match the files.
+	specs, err := db.ListCollectionSpecifications(ctx, bson.D{{Key: "name", Value: "users"}})
+	if err != nil || len(specs) != 1 {
+		t.Fatalf("listCollections: %v", err)
+	}
+	opts := specs[0].Options
+	if opts.Lookup("validationLevel").StringValue() != "moderate" || opts.Lookup("validationAction").StringValue() != "error" {
+		t.Errorf("users options = %s", opts)
+	}
+}
+
+func isValidationFailure(err error) bool {
+	var we mongo.WriteException
+	if e, ok := err.(mongo.WriteException); ok {
+		we = e
+		for _, w := range we.WriteErrors {
+			if w.Code == 121 {
+				return true
+			}
+		}
+	}
+	return false
+}
