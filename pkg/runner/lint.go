@@ -88,6 +88,7 @@ func Lint(fsys fs.FS) (*LintReport, error) {
 		// one run shows every problem.
 		r.lintMigration(m)
 	}
+	r.lintExamples(ms)
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})

@@ -80,3 +80,57 @@ func TestLintEmptyDirectoryWarns(t *testing.T) {
 		t.Fatalf("want one warning and no error, got %+v", r)
 	}
 }
+
+func TestLintExamples(t *testing.T) {
+	src := `collections:
+  users:
+    upgrade:
+      - rename: {email: contact.email}
+      - default: {status: active}
+      - func: splitName
+  posts:
+    indexes: {create: [{keys: {a: 1}}]}
+    examples:
+      - before: {a: 1}
+        after: {a: 1}
+`
+	bad := `collections:
+  users:
+    upgrade:
+      - rename: {email: contact.email}
+      - default: {status: active, score: 1}
+    examples:
+      - before: {name: Ada, email: a@x}
+        after: {status: active, name: Ada, contact: {email: a@x}, score: 1}
+      - before: {name: Ada, email: a@x, status: gone}
+        after: {name: Ada, contact: {mail: a@x}, status: active, score: 1.0, version: 9}
+      - before: {email: a@x, contact: x}
+        after: {}
+`
+	withFunc := strings.Replace(src, "    upgrade:", "    examples:\n      - before: {email: e}\n        after: {contact: {email: e}, status: active}\n    upgrade:", 1)
+	r, err := runner.Lint(fstest.MapFS{"0001_a.yaml": {Data: []byte(withFunc)}, "0002_b.yaml": {Data: []byte(bad)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range r.Problems {
+		msgs = append(msgs, p.Location()+": "+string(p.Severity)+": "+p.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		"0001_a.yaml:4:9: warning: example 1 not checked",
+		"0001_a.yaml step 3 (func): upgrade function not registered: splitName",
+		"0002_b.yaml:9:9: error: example 2: upgrade(before) differs from after:\n      + contact.email: \"a@x\" (unexpected)\n      - contact.mail: \"a@x\" (expected, missing)\n      ~ score: got 1, expected 1.0\n      ~ status: got \"gone\", expected \"active\"",
+		"0002_b.yaml:11:9: error: example 3: the upgrade fails on before: upgrade users document (no _id) from version 1: 0002_b.yaml step 1 (rename): path \"contact.email\": cannot create field \"email\" in element {contact: a string}",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lint output lacks\n%s\ngot:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "example 1: upgrade") || strings.Contains(all, "posts") {
+		t.Errorf("a correct example was reported:\n%s", all)
+	}
+	if r.Errors != 2 || r.Warnings != 1 {
+		t.Errorf("errors %d warnings %d", r.Errors, r.Warnings)
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // TooNewError is returned for a document whose version is newer than the
@@ -174,7 +176,13 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
 	if l.missing != "" {
 		id, _ := lookupD(d, "_id")
-		return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Op: "func",
+		stepNo := 0
+		for j := range l.steps {
+			if l.steps[j].op == migration.OpFunc && l.steps[j].name == l.missing && stepNo == 0 {
+				stepNo = j + 1
+			}
+		}
+		return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
 			Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
 	}
 	var err error
