@@ -1,0 +1,108 @@
+package version
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+// Delta is the guarded update that writes an upgrade back: $set and
+// $unset of the top-level fields the upgrade changed, filtered on the _id
+// and on the old value of every one of those fields (the version field
+// among them). It matches only while none of them changed since the read,
+// so it never erases a concurrent writer's change: a field another writer
+// changed makes it match nothing, and fields the upgrade did not touch are
+// not written at all.
+type Delta struct {
+	Filter bson.D `json:"filter"`
+	Update bson.D `json:"update"`
+}
+
+// Empty reports whether the upgrade changed nothing.
+func (d Delta) Empty() bool { return len(d.Update) == 0 }
+
+// ErrNoID is returned for a document without _id: it cannot be written back.
+var ErrNoID = errors.New("document has no _id")
+
+// DeltaOf computes the guarded update that turns before (as read) into
+// after (as upgraded). Field order changes alone are not written.
+func DeltaOf(before, after bson.D) (Delta, error) {
+	id, ok := lookupD(before, "_id")
+	if !ok {
+		return Delta{}, ErrNoID
+	}
+	filter := bson.D{{Key: "_id", Value: id}}
+	var sets, unsets bson.D
+	seen := make(map[string]bool, len(after))
+	for _, e := range after {
+		seen[e.Key] = true
+		old, had := lookupD(before, e.Key)
+		if had && sameValue(old, e.Value) {
+			continue
+		}
+		if e.Key == "_id" {
+			return Delta{}, errors.New("the upgrade changed _id")
+		}
+		sets = append(sets, e)
+		filter = append(filter, guard(e.Key, old, had))
+	}
+	for _, e := range before {
+		if !seen[e.Key] {
+			unsets = append(unsets, bson.E{Key: e.Key, Value: ""})
+			filter = append(filter, guard(e.Key, e.Value, true))
+		}
+	}
+	var update bson.D
+	if len(sets) > 0 {
+		update = append(update, bson.E{Key: "$set", Value: sets})
+	}
+	if len(unsets) > 0 {
+		update = append(update, bson.E{Key: "$unset", Value: unsets})
+	}
+	return Delta{Filter: filter, Update: update}, nil
+}
+
+// guard is the filter clause that a field still holds what was read.
+func guard(key string, old any, had bool) bson.E {
+	switch {
+	case !had:
+		return bson.E{Key: key, Value: bson.D{{Key: "$exists", Value: false}}}
+	case old == nil:
+		// {f: null} would also match a missing field.
+		return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}}}
+	}
+	return bson.E{Key: key, Value: old}
+}
+
+// sameValue compares two BSON values exactly (type and order included).
+func sameValue(a, b any) bool {
+	ab, err1 := bson.Marshal(bson.D{{Key: "v", Value: a}})
+	bb, err2 := bson.Marshal(bson.D{{Key: "v", Value: b}})
+	return err1 == nil && err2 == nil && string(ab) == string(bb)
+}
+
+// WriteBack persists the upgrade of before (a document of coll as read)
+// into after with [DeltaOf]'s guarded update. won is false when the
+// document changed since it was read (another writer, or another
+// upgrade): nothing was written, and the caller may re-read and retry.
+//
+// On MongoDB the guarded update is atomic per document. FerretDB v1 does
+// not make conditional updates atomic under true concurrency.
+func (r *Registry) WriteBack(ctx context.Context, c *mongo.Collection, before, after bson.D) (won bool, err error) {
+	d, err := DeltaOf(before, after)
+	if err != nil {
+		return false, err
+	}
+	if d.Empty() {
+		return true, nil
+	}
+	res, err := c.UpdateOne(ctx, d.Filter, d.Update)
+	if err != nil {
+		id, _ := lookupD(before, "_id")
+		return false, fmt.Errorf("write back %s document %s: %w", c.Name(), idString(id), err)
+	}
+	return res.MatchedCount == 1, nil
+}
