@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test vet build fuzz sandbox-info lint-samples clean
+.PHONY: test vet build bench fuzz sandbox-info lint-samples clean
 
 ## test: vet and run every test (what .ci/run runs)
 test: vet
@@ -17,6 +17,11 @@ vet:
 ## build: a mongomig binary in ./bin
 build:
 	$(GO) build -o bin/mongomig ./cmd/mongomig
+
+## bench: every benchmark pair, BENCHCOUNT runs each, as ratios to their baselines
+BENCHCOUNT ?= 10
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 300000x -count $(BENCHCOUNT) ./pkg/version | tee bench.out | $(GO) run ./internal/benchratio
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:

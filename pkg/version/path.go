@@ -70,47 +70,67 @@ func bsonTypeName(v any) string {
 }
 
 // get returns the value at path through embedded documents and, for
-// numeric segments, array elements.
+// numeric segments, array elements. It does not allocate.
 func get(d bson.D, segs []string) (any, bool) {
-	var cur any = d
-	for _, seg := range segs {
-		switch n := cur.(type) {
+	for n, seg := range segs {
+		i := index(d, seg)
+		if i < 0 {
+			return nil, false
+		}
+		v := d[i].Value
+		if n == len(segs)-1 {
+			return v, true
+		}
+		switch t := v.(type) {
 		case bson.D:
-			i := index(n, seg)
-			if i < 0 {
-				return nil, false
-			}
-			cur = n[i].Value
+			d = t
 		case bson.A:
-			i, ok := arrayIndex(seg)
-			if !ok || i >= len(n) {
-				return nil, false
-			}
-			cur = n[i]
+			return getInArray(t, segs[n+1:])
 		default:
 			return nil, false
 		}
 	}
-	return cur, true
+	return nil, false
+}
+
+func getInArray(a bson.A, segs []string) (any, bool) {
+	i, ok := arrayIndex(segs[0])
+	if !ok || i >= len(a) {
+		return nil, false
+	}
+	if len(segs) == 1 {
+		return a[i], true
+	}
+	switch t := a[i].(type) {
+	case bson.D:
+		return get(t, segs[1:])
+	case bson.A:
+		return getInArray(t, segs[1:])
+	}
+	return nil, false
 }
 
 // exists reports whether path exists with the semantics of the query
 // {path: {$exists: true}}: through an array, a numeric segment indexes it
 // and any other segment asks whether some element (a document) has it.
-func exists(v any, segs []string) bool {
+func exists(d bson.D, segs []string) bool {
+	i := index(d, segs[0])
+	return i >= 0 && existsIn(d[i].Value, segs[1:])
+}
+
+func existsIn(v any, segs []string) bool {
 	if len(segs) == 0 {
 		return true
 	}
 	switch n := v.(type) {
 	case bson.D:
-		i := index(n, segs[0])
-		return i >= 0 && exists(n[i].Value, segs[1:])
+		return exists(n, segs)
 	case bson.A:
-		if i, ok := arrayIndex(segs[0]); ok && i < len(n) && exists(n[i], segs[1:]) {
+		if i, ok := arrayIndex(segs[0]); ok && i < len(n) && existsIn(n[i], segs[1:]) {
 			return true
 		}
 		for _, e := range n {
-			if _, isDoc := e.(bson.D); isDoc && exists(e, segs) {
+			if doc, isDoc := e.(bson.D); isDoc && exists(doc, segs) {
 				return true
 			}
 		}
@@ -118,44 +138,46 @@ func exists(v any, segs []string) bool {
 	return false
 }
 
-// blockedBy reports whether path runs into a value that is neither a
-// document nor an array before its last segment (MongoDB's PathNotViable),
-// naming that field and what it holds.
-func blockedBy(d bson.D, segs []string) (string, string, bool) {
-	cur := d
-	for _, seg := range segs[:len(segs)-1] {
-		i := index(cur, seg)
+// locate finds the source of a rename or copy in one pass: its value, or
+// why MongoDB's $rename would refuse it: a path through an array ("The
+// source field cannot be an array element") or through a value that is
+// not a document (PathNotViable).
+func locate(d bson.D, segs []string) (v any, found bool, problem string) {
+	for n, seg := range segs {
+		i := index(d, seg)
 		if i < 0 {
-			return "", "", false
+			return nil, false, ""
 		}
-		switch n := cur[i].Value.(type) {
+		if n == len(segs)-1 {
+			return d[i].Value, true, ""
+		}
+		switch t := d[i].Value.(type) {
 		case bson.D:
-			cur = n
+			d = t
 		case bson.A:
-			return "", "", false
+			return nil, false, "cannot be inside an array"
 		default:
-			return seg, describeValue(n), true
+			return nil, false, fmt.Sprintf("runs through {%s: %s}, which is not a document", seg, describeValue(t))
 		}
 	}
-	return "", "", false
+	return nil, false, ""
 }
 
 // crossesArray reports whether path goes through an array: $rename refuses
 // such paths ("The source field cannot be an array element").
 func crossesArray(d bson.D, segs []string) bool {
-	var cur any = d
 	for _, seg := range segs[:len(segs)-1] {
-		n, ok := cur.(bson.D)
-		if !ok {
-			return false
-		}
-		i := index(n, seg)
+		i := index(d, seg)
 		if i < 0 {
 			return false
 		}
-		cur = n[i].Value
-		if _, isArr := cur.(bson.A); isArr {
+		switch t := d[i].Value.(type) {
+		case bson.D:
+			d = t
+		case bson.A:
 			return true
+		default:
+			return false
 		}
 	}
 	return false
@@ -220,14 +242,17 @@ func setIn(node any, key string, segs []string, v any, full string) (any, error)
 }
 
 // unset removes path like $unset: a missing path is a no-op, a numeric
-// segment addressing an array element sets it to null. Ownership as set.
+// segment addressing an array element sets it to null. Ownership as set:
+// d's own slice is modified in place.
 func unset(d bson.D, segs []string) bson.D {
 	i := index(d, segs[0])
 	if i < 0 {
 		return d
 	}
 	if len(segs) == 1 {
-		return append(d[:i:i], d[i+1:]...)
+		copy(d[i:], d[i+1:])
+		d[len(d)-1] = bson.E{}
+		return d[:len(d)-1]
 	}
 	if child, changed := unsetIn(d[i].Value, segs[1:]); changed {
 		d[i].Value = child
@@ -241,7 +266,7 @@ func unsetIn(node any, segs []string) (any, bool) {
 		if _, ok := get(n, segs); !ok {
 			return n, false
 		}
-		return unset(append(make(bson.D, 0, len(n)), n...), segs), true
+		return unset(append(make(bson.D, 0, len(n)), n...), segs), true // copy: n is the caller's
 	case bson.A:
 		idx, ok := arrayIndex(segs[0])
 		if !ok || idx >= len(n) {

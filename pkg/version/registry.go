@@ -95,6 +95,7 @@ var ErrFuncNotRegistered = errors.New("upgrade function not registered")
 // [New] and safe for concurrent use.
 type Registry struct {
 	field      string
+	fieldPath  []string // field as a path, for set
 	chains     map[string]*chain
 	migrations []*migration.Migration
 }
@@ -110,6 +111,9 @@ type link struct {
 	steps   []step
 	down    []step // the downgrade, if declared
 	hasDown bool
+	// adds bounds how many top-level fields the upgrade can add, so the
+	// working copy is allocated once at the right size.
+	adds int
 	// missing and missingDown name an unregistered func of the upgrade or
 	// the downgrade, with AllowMissingFuncs.
 	missing, missingDown string
@@ -142,7 +146,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			return nil, err
 		}
 	}
-	r := &Registry{field: cfg.field, chains: map[string]*chain{}, migrations: ms}
+	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms}
 	var missing []error
 	for _, m := range ms {
 		if m.Broken {
@@ -158,6 +162,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			missing = append(missing, errs...)
 			l.down, l.missingDown, errs = compileSteps(c.Downgrade, cfg, m.File, c.Name)
 			missing = append(missing, errs...)
+			l.adds = topLevelAdds(l.steps)
 			ch := r.chains[c.Name]
 			if ch == nil {
 				ch = &chain{}
@@ -188,6 +193,27 @@ func compileSteps(steps []migration.Step, cfg config, file, coll string) (out []
 		out = append(out, cs)
 	}
 	return out, missing, errs
+}
+
+// topLevelAdds counts the distinct top-level fields steps may create; a
+// func may add any number, so it counts for a few.
+func topLevelAdds(steps []step) int {
+	names := map[string]bool{}
+	funcs := 0
+	for _, s := range steps {
+		if s.op == migration.OpFunc {
+			funcs++
+		}
+		for _, f := range s.fields {
+			switch s.op {
+			case migration.OpSet, migration.OpDefault:
+				names[f.segs[0]] = true
+			case migration.OpRename, migration.OpCopy:
+				names[f.toSg[0]] = true
+			}
+		}
+	}
+	return len(names) + 4*funcs
 }
 
 // Field is the version field's name.

@@ -86,6 +86,13 @@ func (s *step) apply(d bson.D) (bson.D, error) {
 		}
 	case migration.OpDefault:
 		for _, f := range s.fields {
+			if len(f.segs) == 1 {
+				// Top level: one scan decides, and a missing field is appended.
+				if index(d, f.path) < 0 {
+					d = append(d, bson.E{Key: f.path, Value: cloneValue(f.value)})
+				}
+				continue
+			}
 			if exists(d, f.segs) {
 				continue
 			}
@@ -118,16 +125,11 @@ func (s *step) apply(d bson.D) (bson.D, error) {
 // move implements rename ($rename) and copy: a missing source is a no-op;
 // a source or target inside an array is refused, as $rename refuses it.
 func (s *step) move(d bson.D, f field) (bson.D, error) {
-	if crossesArray(d, f.segs) {
-		return d, &PathError{f.path, fmt.Sprintf("%s source cannot be inside an array", s.op)}
-	}
-	if key, what, blocked := blockedBy(d, f.segs); blocked {
-		// MongoDB answers PathNotViable when the source path runs into a
-		// value that is not a document.
-		return d, &PathError{f.path, fmt.Sprintf("%s source runs through {%s: %s}, which is not a document", s.op, key, what)}
-	}
-	v, ok := get(d, f.segs)
-	if !ok {
+	v, found, problem := locate(d, f.segs)
+	switch {
+	case problem != "":
+		return d, &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
+	case !found:
 		return d, nil
 	}
 	if crossesArray(d, f.toSg) {

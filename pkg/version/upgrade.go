@@ -126,7 +126,13 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		id, _ := lookupD(doc, "_id")
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
-	out := append(make(bson.D, 0, len(doc)+4), doc...)
+	extra := 1 // the version field
+	for i := range ch.links {
+		if ch.links[i].version > from {
+			extra += ch.links[i].adds
+		}
+	}
+	out := append(make(bson.D, 0, len(doc)+extra), doc...)
 	for i := range ch.links {
 		l := &ch.links[i]
 		if l.version <= from {
@@ -136,7 +142,7 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 			return doc, false, err
 		}
 	}
-	out, _ = set(out, []string{r.field}, versionValue(cur), r.field)
+	out, _ = set(out, r.fieldPath, versionValue(cur), r.field)
 	return out, true, nil
 }
 
@@ -166,9 +172,9 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 		return nil, err
 	}
 	if prev := r.Previous(coll, v); prev > 0 {
-		out, _ = set(out, []string{r.field}, versionValue(prev), r.field)
+		out, _ = set(out, r.fieldPath, versionValue(prev), r.field)
 	} else {
-		out = unset(out, []string{r.field})
+		out = unset(out, r.fieldPath)
 	}
 	return out, nil
 }
@@ -209,7 +215,7 @@ func versionValue(v int64) any {
 // for a document the application is about to insert.
 func (r *Registry) Stamp(coll string, doc bson.D) bson.D {
 	out := append(make(bson.D, 0, len(doc)+1), doc...)
-	out, _ = set(out, []string{r.field}, versionValue(r.Current(coll)), r.field)
+	out, _ = set(out, r.fieldPath, versionValue(r.Current(coll)), r.field)
 	return out
 }
 
