@@ -1,30 +1,8 @@
 // Command mongomig is the MongoDB schema migration tool. See the README and
-// docs/ for usage; everything lives in internal/cli.
+// docs/ for usage; everything lives in internal/cli (via pkg/command, which
+// teams also use to build a mongomig that knows their Go upgrade functions).
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
+import "github.com/mongomig/mongomig/pkg/command"
 
-	"github.com/mattn/go-isatty"
-
-	"github.com/mongomig/mongomig/internal/cli"
-)
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := cli.Main(ctx, os.Args[1:], cli.Streams{
-		In:            os.Stdin,
-		Out:           os.Stdout,
-		Err:           os.Stderr,
-		OutIsTerminal: isTerminal(os.Stdout),
-		ErrIsTerminal: isTerminal(os.Stderr),
-	})
-	stop()
-	os.Exit(code)
-}
-
-func isTerminal(f *os.File) bool {
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
-}
+func main() { command.Main() }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Version is the tool's version, set at build time with
@@ -17,7 +19,7 @@ import (
 // otherwise the module version from the build info, or "dev".
 var Version = ""
 
-func version() string {
+func toolVersion() string {
 	if Version != "" {
 		return Version
 	}
@@ -101,6 +103,7 @@ func readGlobals(c *cli.Context) globals {
 
 // env is the state one invocation runs with.
 type env struct {
+	cfg     Config
 	streams Streams
 	out     *output
 	g       globals
@@ -108,10 +111,23 @@ type env struct {
 	warnedClientSide bool
 }
 
-// Main runs mongomig with args (without the program name) and returns the
-// process exit code. It is the only place errors become exit codes.
+// Config customises a mongomig binary (see pkg/command).
+type Config struct {
+	// VersionOptions are passed to every version registry the commands
+	// build: version.WithFunc registers the Go functions of func steps.
+	VersionOptions []version.Option
+}
+
+// Main runs the stock mongomig with args (without the program name) and
+// returns the process exit code.
 func Main(ctx context.Context, args []string, s Streams) int {
-	e := &env{streams: s}
+	return Run(ctx, args, s, Config{})
+}
+
+// Run is Main for a customised binary. It is the only place errors become
+// exit codes.
+func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
+	e := &env{streams: s, cfg: cfg}
 	var unknown string
 	app := newApp(e)
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
@@ -130,7 +146,7 @@ func newApp(e *env) *cli.App {
 	app := &cli.App{
 		Name:    "mongomig",
 		Usage:   "MongoDB schema migrations: validators, indexes and lazy document upgrades",
-		Version: version(),
+		Version: toolVersion(),
 		Description: "Global flags may go before or after the command: mongomig --embedded .sandbox info.\n" +
 			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents, 4 lock not acquired.",
 		Writer:               e.streams.Out,

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 func lintCommand(e *env) *cli.Command {
@@ -20,17 +21,17 @@ func lintCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runLint(e.out, e.g.Dir)
+			return runLint(e.out, e.g.Dir, e.cfg.VersionOptions...)
 		},
 	}
 }
 
-func runLint(o *output, dir string) error {
+func runLint(o *output, dir string, opts ...version.Option) error {
 	fsys, err := migrationDir(dir)
 	if err != nil {
 		return err
 	}
-	r, err := runner.Lint(fsys)
+	r, err := runner.Lint(fsys, opts...)
 	if err != nil {
 		return err
 	}

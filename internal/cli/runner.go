@@ -41,7 +41,7 @@ func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...run
 	if err != nil {
 		return nil, err
 	}
-	opts := []runner.Option{runner.WithToolVersion(version()), runner.WithEvents(e.renderEvent)}
+	opts := []runner.Option{runner.WithToolVersion(toolVersion()), runner.WithEvents(e.renderEvent), runner.WithVersionOptions(e.cfg.VersionOptions...)}
 	if c != nil {
 		if hasFlag(c, "lock-wait") {
 			opts = append(opts, runner.WithLockWait(c.Duration("lock-wait")), runner.WithLockLease(c.Duration("lock-lease")))

@@ -16,16 +16,17 @@ import (
 // must equal after (field order aside; the version field is ignored).
 // Examples whose upgrade needs a Go function this binary does not register
 // are reported as warnings, not checked.
-func (r *LintReport) lintExamples(ms []*migration.Migration) {
+func (r *LintReport) lintExamples(ms []*migration.Migration, opts []version.Option) {
 	var good []*migration.Migration
 	for _, m := range ms {
 		if !m.Broken {
 			good = append(good, m)
 		}
 	}
-	reg, err := version.FromMigrations(good, version.AllowMissingFuncs(true))
+	reg, err := version.FromMigrations(good, append([]version.Option{version.AllowMissingFuncs(true)}, opts...)...)
 	if err != nil {
-		return // reported by the file checks
+		r.add(Problem{Severity: SeverityError, File: ".", Message: "examples not checked: " + err.Error()})
+		return
 	}
 	for _, m := range good {
 		for _, c := range m.Collections {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/validator"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Severity of a lint [Problem].
@@ -64,7 +65,11 @@ func (r *LintReport) OK() bool { return r.Errors == 0 }
 // (package migration), the numbering, and every validator against MongoDB's
 // $jsonSchema dialect (package validator). It returns an error only when
 // the directory itself cannot be read; problems in files are in the report.
-func Lint(fsys fs.FS) (*LintReport, error) {
+//
+// opts configure the version registry the examples run with: register the
+// application's Go functions (version.WithFunc) so examples of func steps
+// are checked rather than skipped with a warning.
+func Lint(fsys fs.FS, opts ...version.Option) (*LintReport, error) {
 	ms, err := migration.Load(fsys)
 	r := &LintReport{Migrations: []LintedFile{}, Problems: []Problem{}}
 	var perr migration.ErrorList
@@ -88,7 +93,7 @@ func Lint(fsys fs.FS) (*LintReport, error) {
 		// one run shows every problem.
 		r.lintMigration(m)
 	}
-	r.lintExamples(ms)
+	r.lintExamples(ms, opts)
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
