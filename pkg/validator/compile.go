@@ -15,7 +15,8 @@ import (
 
 // Schema is a compiled $jsonSchema.
 type Schema struct {
-	doc bson.D
+	doc  bson.D
+	root *node
 }
 
 // Document returns the schema as given to [Compile].
@@ -33,7 +34,11 @@ func Compile(schema bson.D) (*Schema, error) {
 		sortByDocumentOrder(d.errs, tree)
 		return nil, d.errs
 	}
-	return &Schema{doc: schema}, nil
+	root, err := build(tree)
+	if err != nil {
+		return nil, SchemaErrors{{Msg: "cannot compile: " + err.Error()}}
+	}
+	return &Schema{doc: schema, root: root}, nil
 }
 
 // metaSchemaErrors validates the schema against draft 4's meta-schema and

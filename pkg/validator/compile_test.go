@@ -141,5 +141,10 @@ func FuzzCompile(f *testing.F) {
 		if (s == nil) == (err == nil) {
 			t.Fatalf("want exactly one of schema and error: %v %v", s, err)
 		}
+		if s != nil {
+			// Validating any document, the schema itself included, must not panic.
+			_ = s.ValidateD(d)
+			_ = s.ValidateD(bson.D{{Key: "a", Value: bson.A{1, "x", bson.D{{Key: "b", Value: nil}}}}, {Key: "n", Value: 2.5}})
+		}
 	})
 }

@@ -1,0 +1,315 @@
+package validator
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+)
+
+// node is a compiled (sub)schema, ready to validate BSON values.
+type node struct {
+	types     typeSet // bsonType or type; 0: any
+	typeRule  string  // "bsonType" or "type"
+	typeNames []string
+
+	required   []string
+	properties []prop
+	patterns   []patternProp
+	addlProps  *node // additionalProperties schema
+	noAddl     bool  // additionalProperties: false
+	minProps   int64
+	maxProps   int64
+
+	enum []bsoncore.Value
+
+	minimum, maximum      *float64
+	exclusiveMin, exclMax bool
+	multipleOf            *float64
+	minLength, maxLength  int64
+	pattern               *regexp.Regexp
+	patternSrc            string
+	items                 *node
+	itemList              []*node
+	addlItems             *node
+	noAddlItems           bool
+	minItems, maxItems    int64
+	uniqueItems           bool
+	depFields             map[string][]string
+	depSchemas            map[string]*node
+	allOf, anyOf, oneOf   []*node
+	not                   *node
+}
+
+type prop struct {
+	name   string
+	schema *node
+}
+
+type patternProp struct {
+	re     *regexp.Regexp
+	schema *node
+}
+
+// typeSet is a bit set of BSON types.
+type typeSet uint64
+
+// bit maps a BSON type to its bit. Types are 0x01-0x13 except MinKey
+// (0xFF) and MaxKey (0x7F), which would not fit in 64 bits as shifts.
+func bit(t bsoncore.Type) typeSet {
+	switch t {
+	case bsoncore.TypeMinKey:
+		return 1 << 62
+	case bsoncore.TypeMaxKey:
+		return 1 << 63
+	}
+	return 1 << (uint(t) & 0x3f)
+}
+
+var numberTypes = bit(bsoncore.TypeInt32) | bit(bsoncore.TypeInt64) | bit(bsoncore.TypeDouble) | bit(bsoncore.TypeDecimal128)
+
+var bsonTypeBits = map[string]typeSet{
+	"double": bit(bsoncore.TypeDouble), "string": bit(bsoncore.TypeString), "object": bit(bsoncore.TypeEmbeddedDocument),
+	"array": bit(bsoncore.TypeArray), "binData": bit(bsoncore.TypeBinary), "undefined": bit(bsoncore.TypeUndefined),
+	"objectId": bit(bsoncore.TypeObjectID), "bool": bit(bsoncore.TypeBoolean), "date": bit(bsoncore.TypeDateTime),
+	"null": bit(bsoncore.TypeNull), "regex": bit(bsoncore.TypeRegex), "dbPointer": bit(bsoncore.TypeDBPointer),
+	"javascript": bit(bsoncore.TypeJavaScript), "symbol": bit(bsoncore.TypeSymbol),
+	"javascriptWithScope": bit(bsoncore.TypeCodeWithScope), "int": bit(bsoncore.TypeInt32),
+	"timestamp": bit(bsoncore.TypeTimestamp), "long": bit(bsoncore.TypeInt64), "decimal": bit(bsoncore.TypeDecimal128),
+	"minKey": bit(bsoncore.TypeMinKey), "maxKey": bit(bsoncore.TypeMaxKey), "number": numberTypes,
+}
+
+var jsonTypeBits = map[string]typeSet{
+	"object": bit(bsoncore.TypeEmbeddedDocument), "array": bit(bsoncore.TypeArray), "number": numberTypes,
+	"boolean": bit(bsoncore.TypeBoolean), "string": bit(bsoncore.TypeString), "null": bit(bsoncore.TypeNull),
+}
+
+// build compiles a checked schema tree (see dialect) into nodes. It is only
+// called on schemas the dialect and meta-schema checks accepted; a value of
+// an unexpected type still becomes an error, never a panic.
+func build(v any) (n *node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = nil, fmt.Errorf("unexpected schema value: %v", r)
+		}
+	}()
+	return buildNode(v)
+}
+
+func buildNode(v any) (*node, error) {
+	obj, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("a schema must be an object, found %s", describe(v))
+	}
+	n := &node{minProps: -1, maxProps: -1, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
+	for _, kv := range obj.pairs {
+		if err := n.keyword(kv.key, kv.value); err != nil {
+			return nil, fmt.Errorf("%s: %w", kv.key, err)
+		}
+	}
+	return n, nil
+}
+
+func (n *node) keyword(key string, v any) error {
+	var err error
+	switch key {
+	case "bsonType", "type":
+		table := bsonTypeBits
+		if key == "type" {
+			table = jsonTypeBits
+		}
+		n.typeRule = key
+		for _, name := range names(v) {
+			n.types |= table[name]
+			n.typeNames = append(n.typeNames, name)
+		}
+	case "required":
+		for _, f := range v.([]any) {
+			n.required = append(n.required, f.(string))
+		}
+	case "properties":
+		for _, kv := range v.(*object).pairs {
+			s, err := build(kv.value)
+			if err != nil {
+				return err
+			}
+			n.properties = append(n.properties, prop{kv.key, s})
+		}
+	case "patternProperties":
+		for _, kv := range v.(*object).pairs {
+			s, err := build(kv.value)
+			if err != nil {
+				return err
+			}
+			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
+		}
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			n.noAddl = !b
+		} else if n.addlProps, err = build(v); err != nil {
+			return err
+		}
+	case "additionalItems":
+		if b, ok := v.(bool); ok {
+			n.noAddlItems = !b
+		} else if n.addlItems, err = build(v); err != nil {
+			return err
+		}
+	case "items":
+		if arr, ok := v.([]any); ok {
+			for _, x := range arr {
+				s, err := build(x)
+				if err != nil {
+					return err
+				}
+				n.itemList = append(n.itemList, s)
+			}
+			return nil
+		}
+		n.items, err = build(v)
+	case "minProperties":
+		n.minProps = toInt(v)
+	case "maxProperties":
+		n.maxProps = toInt(v)
+	case "minLength":
+		n.minLength = toInt(v)
+	case "maxLength":
+		n.maxLength = toInt(v)
+	case "minItems":
+		n.minItems = toInt(v)
+	case "maxItems":
+		n.maxItems = toInt(v)
+	case "uniqueItems":
+		n.uniqueItems = v.(bool)
+	case "minimum":
+		f := toFloat(v)
+		n.minimum = &f
+	case "maximum":
+		f := toFloat(v)
+		n.maximum = &f
+	case "exclusiveMinimum":
+		n.exclusiveMin = v.(bool)
+	case "exclusiveMaximum":
+		n.exclMax = v.(bool)
+	case "multipleOf":
+		f := toFloat(v)
+		n.multipleOf = &f
+	case "pattern":
+		n.patternSrc = v.(string)
+		n.pattern = regexp.MustCompile(n.patternSrc)
+	case "enum":
+		for _, x := range v.([]any) {
+			n.enum = append(n.enum, coreValue(x))
+		}
+	case "dependencies":
+		for _, kv := range v.(*object).pairs {
+			if arr, ok := kv.value.([]any); ok {
+				if n.depFields == nil {
+					n.depFields = map[string][]string{}
+				}
+				for _, f := range arr {
+					n.depFields[kv.key] = append(n.depFields[kv.key], f.(string))
+				}
+				continue
+			}
+			s, err := build(kv.value)
+			if err != nil {
+				return err
+			}
+			if n.depSchemas == nil {
+				n.depSchemas = map[string]*node{}
+			}
+			n.depSchemas[kv.key] = s
+		}
+	case "allOf", "anyOf", "oneOf":
+		var list []*node
+		for _, x := range v.([]any) {
+			s, err := build(x)
+			if err != nil {
+				return err
+			}
+			list = append(list, s)
+		}
+		switch key {
+		case "allOf":
+			n.allOf = list
+		case "anyOf":
+			n.anyOf = list
+		default:
+			n.oneOf = list
+		}
+	case "not":
+		n.not, err = build(v)
+	}
+	return err
+}
+
+func names(v any) []string {
+	if s, ok := v.(string); ok {
+		return []string{s}
+	}
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+func toInt(v any) int64 {
+	switch t := v.(type) {
+	case int64:
+		return t
+	case float64:
+		return int64(t)
+	}
+	return -1
+}
+
+func toFloat(v any) float64 {
+	switch t := v.(type) {
+	case int64:
+		return float64(t)
+	case float64:
+		return t
+	}
+	return math.NaN()
+}
+
+// coreValue encodes a schema value (enum member) as a BSON value.
+func coreValue(v any) bsoncore.Value {
+	var goVal any
+	switch t := v.(type) {
+	case bsonValue:
+		goVal = t.v
+	default:
+		goVal = toBSON(t)
+	}
+	doc, err := bson.Marshal(bson.D{{Key: "v", Value: goVal}})
+	if err != nil {
+		return bsoncore.Value{Type: bsoncore.TypeNull}
+	}
+	return bsoncore.Document(doc).Lookup("v")
+}
+
+// toBSON turns the walker's tree back into BSON-marshalable values.
+func toBSON(v any) any {
+	switch t := v.(type) {
+	case *object:
+		d := make(bson.D, len(t.pairs))
+		for i, p := range t.pairs {
+			d[i] = bson.E{Key: p.key, Value: toBSON(p.value)}
+		}
+		return d
+	case []any:
+		a := make(bson.A, len(t))
+		for i, x := range t {
+			a[i] = toBSON(x)
+		}
+		return a
+	case bsonValue:
+		return t.v
+	}
+	return v
+}

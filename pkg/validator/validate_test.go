@@ -1,0 +1,109 @@
+package validator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/validator"
+)
+
+func mustExt(t testing.TB, s string) bson.D {
+	t.Helper()
+	var d bson.D
+	if err := bson.UnmarshalExtJSON([]byte(s), false, &d); err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return d
+}
+
+func TestCorpus(t *testing.T) {
+	if len(corpus) < 150 {
+		t.Errorf("the corpus must hold at least 150 cases, has %d", len(corpus))
+	}
+	names := map[string]bool{}
+	for _, tc := range corpus {
+		if names[tc.name] {
+			t.Errorf("duplicate case name %q", tc.name)
+		}
+		names[tc.name] = true
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := validator.Compile(mustExt(t, tc.schema))
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			var got []string
+			for _, f := range s.ValidateD(mustExt(t, tc.doc)) {
+				got = append(got, f.Path+" "+f.Rule)
+			}
+			want := append([]string(nil), tc.want...)
+			sort.Strings(got)
+			sort.Strings(want)
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("failures %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestFailureDetails(t *testing.T) {
+	s, err := validator.Compile(mustExt(t, orderSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := s.ValidateD(mustExt(t, `{"userId": "u1", "status": "lost", "createdAt": {"$date": "2026-01-02T10:00:00Z"}, "items": [{"sku": "A", "name": "Mug", "price": -1, "qty": 0}]}`))
+	var lines []string
+	for _, f := range fs {
+		lines = append(lines, f.String())
+	}
+	want := []string{
+		`userId: bsonType: must be objectId, found "u1"`,
+		`status: enum: must be one of ["pending", "paid", "shipped", "cancelled"], found "lost"`,
+		`items.0.price: minimum: must be >= 0, found -1`,
+		`items.0.qty: minimum: must be >= 1, found 0`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if got := s.Validate(bson.Raw{1, 2, 3}); len(got) != 1 || got[0].Rule != "bson" {
+		t.Errorf("malformed BSON: %v", got)
+	}
+}
+
+// TestCorpusOnMongoDB runs every case as a $jsonSchema query on the real
+// MongoDB named by MONGOMIG_TEST_URI: the server must agree on valid or not.
+func TestCorpusOnMongoDB(t *testing.T) {
+	uri := os.Getenv("MONGOMIG_TEST_URI")
+	if uri == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: the corpus is checked against MongoDB's documented behaviour only (the sandbox has no $jsonSchema queries)")
+	}
+	ctx := context.Background()
+	db := sandboxtest.Connect(t, uri).Database("mongomig_test_corpus")
+	_ = db.Drop(ctx)
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	for i, tc := range corpus {
+		// One collection per case, so documents with an explicit _id do not
+		// collide; a document without _id gets one, as on any insert (the
+		// corpus cases that depend on _id carry it explicitly).
+		coll := db.Collection(fmt.Sprintf("case_%d", i))
+		doc := mustExt(t, tc.doc)
+		if _, err := coll.InsertOne(ctx, doc); err != nil {
+			t.Fatalf("%s: insert: %v", tc.name, err)
+		}
+		n, err := coll.CountDocuments(ctx, bson.D{{Key: "$jsonSchema", Value: mustExt(t, tc.schema)}})
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if valid := len(tc.want) == 0; (n == 1) != valid {
+			t.Errorf("%s: MongoDB says valid=%v, the corpus says %v", tc.name, n == 1, valid)
+		}
+	}
+	t.Logf("%d corpus cases checked against MongoDB", len(corpus))
+}
