@@ -100,6 +100,18 @@ type Collection struct {
 	Pos Pos `json:"pos"`
 }
 
+// JSONSchema returns the $jsonSchema document of the collection's
+// validator, if it declares one.
+func (c *Collection) JSONSchema() (bson.D, bool) {
+	for _, e := range c.Validator {
+		if e.Key == "$jsonSchema" {
+			d, ok := e.Value.(bson.D)
+			return d, ok
+		}
+	}
+	return nil, false
+}
+
 // Op names an upgrade step's operation.
 type Op string
 

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/validator"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -23,21 +24,84 @@ func (r *LintReport) lintExamples(ms []*migration.Migration, opts []version.Opti
 			good = append(good, m)
 		}
 	}
-	reg, err := version.FromMigrations(good, append([]version.Option{version.AllowMissingFuncs(true)}, opts...)...)
+	reg, err := version.FromMigrations(withoutBadValidators(good), append([]version.Option{version.AllowMissingFuncs(true)}, opts...)...)
 	if err != nil {
 		r.add(Problem{Severity: SeverityError, File: ".", Message: "examples not checked: " + err.Error()})
 		return
 	}
 	for _, m := range good {
 		for _, c := range m.Collections {
+			r.lintClosedSchema(reg, m, c)
 			for i, ex := range c.Examples {
-				r.lintExample(reg, m, c, i, ex)
+				r.lintExample(reg, good, m, c, i, ex)
 			}
 		}
 	}
 }
 
-func (r *LintReport) lintExample(reg *version.Registry, m *migration.Migration, c *migration.Collection, i int, ex migration.Example) {
+// withoutBadValidators returns ms with the validators that do not compile
+// removed (shallow copies; the originals are untouched), so the examples
+// of a file with a schema error are still checked. The schema errors
+// themselves are reported by lintMigration.
+func withoutBadValidators(ms []*migration.Migration) []*migration.Migration {
+	out := make([]*migration.Migration, len(ms))
+	for i, m := range ms {
+		out[i] = m
+		for j, c := range m.Collections {
+			if c.Validator == nil || compileValidator(c) == nil {
+				continue
+			}
+			if out[i] == m {
+				cp := *m
+				cp.Collections = append([]*migration.Collection(nil), m.Collections...)
+				out[i] = &cp
+			}
+			cc := *c
+			cc.Validator = nil
+			out[i].Collections[j] = &cc
+		}
+	}
+	return out
+}
+
+// lintClosedSchema warns about a root schema with additionalProperties:
+// false that does not list _id (MongoDB then refuses every insert) or the
+// version field (every document mongomig stamps).
+func (r *LintReport) lintClosedSchema(reg *version.Registry, m *migration.Migration, c *migration.Collection) {
+	schema, ok := c.JSONSchema()
+	if !ok {
+		return
+	}
+	closed, listed := false, map[string]bool{}
+	for _, e := range schema {
+		switch e.Key {
+		case "additionalProperties":
+			closed = e.Value == false
+		case "properties":
+			if props, ok := e.Value.(bson.D); ok {
+				for _, p := range props {
+					listed[p.Key] = true
+				}
+			}
+		}
+	}
+	if !closed {
+		return
+	}
+	for _, f := range []struct{ name, why string }{
+		{"_id", "MongoDB refuses every document, since each has an _id"},
+		{reg.Field(), "documents carrying the version field are refused"},
+	} {
+		if !listed[f.name] {
+			pos := m.Position("/collections/" + escapePointer(c.Name) + "/validator/$jsonSchema/additionalProperties")
+			r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column, Collection: c.Name,
+				Message: fmt.Sprintf("the validator has additionalProperties: false but does not list %q under properties: %s", f.name, f.why),
+				Hint:    fmt.Sprintf("add `%s: {}` (or a schema for it) to properties", f.name)})
+		}
+	}
+}
+
+func (r *LintReport) lintExample(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example) {
 	p := Problem{Severity: SeverityError, File: m.File, Line: ex.Pos.Line, Column: ex.Pos.Column, Collection: c.Name}
 	got := ex.Before
 	if len(c.Upgrade) > 0 {
@@ -55,11 +119,42 @@ func (r *LintReport) lintExample(reg *version.Registry, m *migration.Migration, 
 		}
 	}
 	diffs := diffDocs("", withoutField(got, reg.Field()), withoutField(ex.After, reg.Field()))
-	if len(diffs) == 0 {
+	if len(diffs) > 0 {
+		p.Message = fmt.Sprintf("example %d: upgrade(before) differs from after:\n      %s", i+1, strings.Join(diffs, "\n      "))
+		p.Hint = "fix the example's after, or the upgrade steps; got " + extJSON(got)
+		r.add(p)
 		return
 	}
-	p.Message = fmt.Sprintf("example %d: upgrade(before) differs from after:\n      %s", i+1, strings.Join(diffs, "\n      "))
-	p.Hint = "fix the example's after, or the upgrade steps; got " + extJSON(got)
+	r.lintExampleValid(reg, ms, m, c, i, ex, p)
+}
+
+// lintExampleValid checks that after, stamped with this migration's
+// version as a real document would be, satisfies the validator in force
+// at this migration.
+func (r *LintReport) lintExampleValid(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example, p Problem) {
+	state := stateBefore(ms, c.Name, m.Version+1)
+	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
+	if !ok {
+		return
+	}
+	schema, err := validator.Compile(schemaDoc)
+	if err != nil {
+		return // reported by the schema check
+	}
+	doc := withoutField(ex.After, reg.Field())
+	if len(c.Upgrade) > 0 || state.from == m.Version {
+		doc = append(doc, bson.E{Key: reg.Field(), Value: m.Version})
+	}
+	fs := schema.ValidateD(doc)
+	if len(fs) == 0 {
+		return
+	}
+	lines := make([]string, len(fs))
+	for j, f := range fs {
+		lines[j] = f.String()
+	}
+	p.Message = fmt.Sprintf("example %d: after fails the validator of migration %d:\n      %s", i+1, state.from, strings.Join(lines, "\n      "))
+	p.Hint = "fix the example or the schema (documents carry the version field: a schema with additionalProperties: false must list it)"
 	r.add(p)
 }
 

@@ -134,3 +134,40 @@ func TestLintExamples(t *testing.T) {
 		t.Errorf("errors %d warnings %d", r.Errors, r.Warnings)
 	}
 }
+
+func TestLintExampleMustBeValidAndClosedSchemas(t *testing.T) {
+	src := `collections:
+  orders:
+    validator:
+      $jsonSchema:
+        bsonType: object
+        additionalProperties: false
+        required: [qty]
+        properties:
+          qty: {bsonType: int, minimum: 1}
+          currency: {enum: [EUR]}
+    upgrade:
+      - default: {currency: USD}
+    examples:
+      - before: {qty: 0}
+        after: {qty: 0, currency: USD}
+`
+	r, err := runner.Lint(fstest.MapFS{"0001_orders.yaml": {Data: []byte(src)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, p := range r.Problems {
+		all = append(all, p.Location()+": "+string(p.Severity)+": "+p.Message)
+	}
+	got := strings.Join(all, "\n")
+	for _, want := range []string{
+		`0001_orders.yaml:6:31: warning: the validator has additionalProperties: false but does not list "_id" under properties: MongoDB refuses every document`,
+		`0001_orders.yaml:6:31: warning: the validator has additionalProperties: false but does not list "version" under properties`,
+		"0001_orders.yaml:14:9: error: example 1: after fails the validator of migration 1:\n      qty: minimum: must be >= 1, found 0\n      currency: enum: must be one of [\"EUR\"], found \"USD\"\n      version: additionalProperties: is not allowed (additionalProperties: false), found 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lint lacks\n%s\ngot\n%s", want, got)
+		}
+	}
+}

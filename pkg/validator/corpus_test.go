@@ -8,7 +8,7 @@ package validator_test
 // run as $jsonSchema queries against MongoDB under MONGOMIG_TEST_URI.
 var corpus = []struct {
 	name, schema, doc string
-	want             []string
+	want              []string
 }{
 	// bsonType: every alias against matching and non-matching values.
 	{"int accepts int32", `{"properties": {"v": {"bsonType": "int"}}}`, `{"v": 1}`, nil},

@@ -98,6 +98,7 @@ type Registry struct {
 	fieldPath  []string // field as a path, for set
 	chains     map[string]*chain
 	migrations []*migration.Migration
+	validators map[string]compiledValidator
 }
 
 // chain is one collection's upgrades in version order.
@@ -173,6 +174,10 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 	}
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
+	}
+	var err error
+	if r.validators, err = compileValidators(ms); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -254,3 +254,30 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestValidate(t *testing.T) {
+	r := newRegistry(t)
+	// 0002 declares users' validator: {bsonType: object}.
+	if err := r.Validate("users", ext(t, `{"a": 1}`)); err != nil {
+		t.Errorf("valid document: %v", err)
+	}
+	strict, err := version.New(fstest.MapFS{
+		"0001_u.yaml": {Data: []byte("collections:\n  users:\n    validator: {$jsonSchema: {required: [email], properties: {email: {bsonType: string}}}}\n")},
+		"0002_u.yaml": {Data: []byte("collections:\n  users:\n    validator: {$jsonSchema: {required: [contact]}}\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = strict.Validate("users", ext(t, `{"_id": 5, "email": 1}`))
+	var inv *version.InvalidError
+	if !errors.As(err, &inv) || inv.From != 2 || err.Error() != "users document _id=5 fails the validator of migration 2: contact: required: is required but missing" {
+		t.Errorf("Validate = %v", err)
+	}
+	raw, _ := bson.Marshal(ext(t, `{"_id": 5, "contact": {}}`))
+	if err := strict.ValidateRaw("users", raw); err != nil {
+		t.Errorf("ValidateRaw of a valid document: %v", err)
+	}
+	if err := strict.Validate("orders", ext(t, `{}`)); err != nil {
+		t.Errorf("a collection without validator: %v", err)
+	}
+}
