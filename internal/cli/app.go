@@ -169,6 +169,7 @@ func newApp(e *env) *cli.App {
 			statusCommand(e),
 			lintCommand(e),
 			createCommand(e),
+			validateCommand(e),
 			unlockCommand(e),
 			infoCommand(e),
 			demoCommand(e),

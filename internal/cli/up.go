@@ -18,11 +18,11 @@ func upCommand(e *env) *cli.Command {
 			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
 			"--dry-run prints the plan (the exact commands) and changes nothing.\n" +
 			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files, 3 drift, 4 lock not acquired.",
-		Flags: append([]cli.Flag{
+		Flags: append(append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (default: all)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
-		}, lockFlags()...),
+		}, lockFlags()...), reportFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -49,11 +49,11 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 	defer s.close()
 	to := c.Int64("to")
 	if c.Bool("dry-run") {
-		p, err := s.runner.Plan(ctx, to)
+		rs, err := parseReportFlags(c, e.g.JSON)
 		if err != nil {
 			return err
 		}
-		return e.renderPlan(p)
+		return e.dryRun(ctx, s, to, rs)
 	}
 	applied, err := s.runner.UpTo(ctx, to)
 	if err != nil {
@@ -84,6 +84,52 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 	e.out.printf("the database is at version %d\n", st.Current)
 	if len(clientSide) > 0 {
 		e.out.warnf("validators enforced client-side only (the server refused them): %s", strings.Join(uniq(clientSide), ", "))
+	}
+	return nil
+}
+
+// dryRunResult is `up --dry-run --json`.
+type dryRunResult struct {
+	Plan   *runner.Plan   `json:"plan"`
+	Report *runner.Report `json:"report"`
+}
+
+// dryRun prints the plan and the validation report of the validators the
+// pending migrations change; exit 3 when documents would be rejected.
+func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSettings) error {
+	p, err := s.runner.Plan(ctx, to)
+	if err != nil {
+		return err
+	}
+	rep, err := s.runner.DryRunReport(ctx, to, runner.ReportOptions{Sample: rs.sample, Progress: e.progress()})
+	if err != nil {
+		return err
+	}
+	switch {
+	case rs.format == "json" && rs.out == "":
+		if err := e.out.writeJSON(dryRunResult{Plan: p, Report: rep}); err != nil {
+			return err
+		}
+	case rs.out != "" || rs.format != "text":
+		if rs.out != "" {
+			if err := e.renderPlan(p); err != nil {
+				return err
+			}
+		}
+		if err := e.writeReport(rep, rs); err != nil {
+			return err
+		}
+	default:
+		if err := e.renderPlan(p); err != nil {
+			return err
+		}
+		if len(rep.Collections) > 0 {
+			e.out.printf("\n")
+			renderReportText(e.out, rep)
+		}
+	}
+	if rep.WouldReject {
+		return silentExit(ExitCheck)
 	}
 	return nil
 }

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+// Report formats.
+var reportFormats = []string{"text", "json", "markdown", "junit"}
+
+func reportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Int64Flag{Name: "sample", Usage: "check only the first `N` documents of each collection (_id order); default: all"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text, json, markdown or junit"},
+		&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` instead of stdout"},
+	}
+}
+
+// reportSettings are the parsed report flags.
+type reportSettings struct {
+	sample int64
+	format string
+	out    string
+}
+
+func parseReportFlags(c *cli.Context, jsonFlag bool) (reportSettings, error) {
+	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out")}
+	if jsonFlag && !c.IsSet("format") {
+		s.format = "json"
+	}
+	if s.sample < 0 {
+		return s, usageError(fmt.Errorf("--sample %d: give a positive number of documents", s.sample))
+	}
+	ok := false
+	for _, f := range reportFormats {
+		ok = ok || f == s.format
+	}
+	if !ok {
+		return s, usageError(fmt.Errorf("unknown --format %q: use %s", s.format, strings.Join(reportFormats, ", ")))
+	}
+	return s, nil
+}
+
+// progress renders a one-line progress indicator on stderr when it is a
+// terminal, nothing otherwise.
+func (e *env) progress() func(coll string, scanned, total int64) {
+	if !e.streams.ErrIsTerminal {
+		return nil
+	}
+	return func(coll string, scanned, total int64) {
+		pct := 100.0
+		if total > 0 {
+			pct = 100 * float64(scanned) / float64(total)
+		}
+		fmt.Fprintf(e.out.err, "\r\033[K%s: %d/%d documents (%.0f%%)", coll, scanned, total, min(pct, 100))
+		if scanned >= total {
+			fmt.Fprint(e.out.err, "\r\033[K")
+		}
+	}
+}
+
+// writeReport renders rep in the chosen format to stdout or --out.
+func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
+	w := e.out.out
+	color := e.out.color
+	if s.out != "" {
+		f, err := os.Create(s.out)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer f.Close()
+		w, color = f, false
+	}
+	var err error
+	switch s.format {
+	case "json":
+		o := &output{out: w}
+		err = o.writeJSON(rep)
+	case "markdown":
+		err = renderMarkdown(w, rep)
+	case "junit":
+		err = renderJUnit(w, rep)
+	default:
+		o := &output{out: w, color: color}
+		renderReportText(o, rep)
+	}
+	if err == nil && s.out != "" {
+		fmt.Fprintf(e.out.err, "report written to %s\n", s.out)
+	}
+	return err
+}
+
+func summary(rep *runner.Report) string {
+	if rep.Failing == 0 {
+		return fmt.Sprintf("all documents pass (%d collection%s checked)", len(rep.Collections), plural(len(rep.Collections)))
+	}
+	return fmt.Sprintf("%d document%s would fail (%d collection%s checked)", rep.Failing, plural(int(rep.Failing)), len(rep.Collections), plural(len(rep.Collections)))
+}
+
+func versionsText(vs []runner.VersionCount) string {
+	var parts []string
+	for _, v := range vs {
+		if v.Invalid != "" {
+			parts = append(parts, fmt.Sprintf("invalid %s: %d", v.Invalid, v.Count))
+		} else {
+			parts = append(parts, fmt.Sprintf("v%d: %d", v.Version, v.Count))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func serverCheckText(c *runner.ServerCheck) string {
+	switch {
+	case c == nil:
+		return "not run (sampled report)"
+	case !c.Available:
+		return "unavailable (" + c.Reason + ")"
+	case c.Agrees:
+		return fmt.Sprintf("agrees (%d documents fail as stored)", c.Server)
+	}
+	return fmt.Sprintf("DIFFERS: the server counts %d documents failing as stored, mongomig %d", c.Server, c.Client)
+}
+
+func renderReportText(o *output, rep *runner.Report) {
+	head := o.green(summary(rep))
+	if rep.Failing > 0 {
+		head = o.red(summary(rep))
+	}
+	o.printf("%s database %s: %s\n", o.bold("validation report"), rep.Database, head)
+	for _, c := range rep.Collections {
+		sampled := ""
+		if c.Sampled {
+			sampled = " (sample)"
+		}
+		o.printf("\n%s  validator of %04d (%s, %s)  scanned %d%s  versions %s\n", o.bold(c.Collection), c.ValidatorFrom,
+			c.ValidationLevel, c.ValidationAction, c.Scanned, sampled, versionsText(c.Versions))
+		if c.Failing == 0 {
+			o.printf("  %s all documents pass\n", o.green("ok"))
+		}
+		for _, g := range append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
+			label := o.red("FAIL")
+			if c.ValidationAction == "warn" {
+				label = o.yellow("WARN")
+			}
+			where := g.Path
+			if where == "" {
+				where = "(document)"
+			}
+			o.printf("  %s %s  %s  %d document%s: %s\n", label, where, g.Rule, g.Count, plural(int(g.Count)), g.Message)
+			o.printf("       %s %s\n", o.faint("e.g."), strings.Join(g.ExampleIDs, ", "))
+		}
+		o.printf("  %s %s\n", o.faint("server cross-check:"), serverCheckText(c.ServerCheck))
+	}
+}
+
+func renderMarkdown(w io.Writer, rep *runner.Report) error {
+	var b strings.Builder
+	icon := "✅"
+	if rep.WouldReject {
+		icon = "❌"
+	} else if rep.Failing > 0 {
+		icon = "⚠️"
+	}
+	fmt.Fprintf(&b, "## %s mongomig validation report: %s\n\n", icon, summary(rep))
+	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n\n", rep.Database)
+	b.WriteString("| collection | validator | level / action | scanned | versions | failing |\n|---|---|---|---|---|---|\n")
+	for _, c := range rep.Collections {
+		fmt.Fprintf(&b, "| `%s` | %04d | %s / %s | %d | %s | %d |\n", c.Collection, c.ValidatorFrom, c.ValidationLevel, c.ValidationAction, c.Scanned, versionsText(c.Versions), c.Failing)
+	}
+	for _, c := range rep.Collections {
+		if c.Failing == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### `%s`\n\n| path | rule | documents | message | example `_id`s |\n|---|---|---|---|---|\n", c.Collection)
+		for _, g := range append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
+			ids := make([]string, len(g.ExampleIDs))
+			for i, id := range g.ExampleIDs {
+				ids[i] = "`" + id + "`"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", g.Path, g.Rule, g.Count, mdEscape(g.Message), strings.Join(ids, " "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// renderJUnit writes one test suite per collection and one test case per
+// failure group (or one passing case when all documents pass). Failures
+// under validationAction warn are reported as skipped, since the server
+// would accept those writes.
+func renderJUnit(w io.Writer, rep *runner.Report) error {
+	out := junitSuites{Name: "mongomig validate"}
+	for _, c := range rep.Collections {
+		s := junitSuite{Name: c.Collection}
+		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
+		if len(groups) == 0 {
+			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%d documents pass the validator of %04d", c.Scanned, c.ValidatorFrom)})
+		}
+		for _, g := range groups {
+			msg := &junitMessage{
+				Message: fmt.Sprintf("%d document(s): %s", g.Count, g.Message),
+				Text:    "example _ids: " + strings.Join(g.ExampleIDs, ", "),
+			}
+			tc := junitCase{Classname: c.Collection, Name: strings.TrimSpace(g.Path + " " + g.Rule)}
+			if c.ValidationAction == "warn" {
+				tc.Skipped = msg
+				s.Skipped++
+			} else {
+				tc.Failure = msg
+				s.Failures++
+			}
+			s.Cases = append(s.Cases, tc)
+		}
+		s.Tests = len(s.Cases)
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Suites = append(out.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/sampledata"
+	"github.com/mongomig/mongomig/internal/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// sampleSandbox returns a sandbox directory holding the sample data at
+// version 0.
+func sampleSandbox(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampledata.Load(ctx, client.Database("app"), 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.Disconnect(ctx)
+	if err := srv.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/cli -run %s -update to accept):\n%s", name, t.Name(), got)
+	}
+}
+
+// TestReportFormats renders the sample data's report in every format and
+// compares it with the golden files; each exits 3 (documents would be
+// rejected by validators whose action is error).
+func TestReportFormats(t *testing.T) {
+	dir := sampleSandbox(t)
+	for _, f := range []struct{ format, file string }{
+		{"text", "report.text.golden"}, {"json", "report.json.golden"},
+		{"markdown", "report.md.golden"}, {"junit", "report.junit.golden"},
+	} {
+		t.Run(f.format, func(t *testing.T) {
+			r := run(t, false, sandboxArgs(dir, "validate", "--format", f.format)...)
+			if r.code != ExitCheck {
+				t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+			}
+			golden(t, f.file, r.stdout)
+		})
+	}
+	// --out writes the file; --collection limits; --sample reads the first N.
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := run(t, false, sandboxArgs(dir, "validate", "--format", "json", "--out", out, "--collection", "users", "--sample", "10")...)
+	if r.code != ExitCheck || r.stdout != "" || !strings.Contains(r.stderr, "report written to "+out) {
+		t.Fatalf("--out: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	data, _ := os.ReadFile(out)
+	var rep struct {
+		Collections []struct {
+			Collection string `json:"collection"`
+			Scanned    int64  `json:"scanned"`
+			Failing    int64  `json:"failing"`
+		} `json:"collections"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Collections) != 1 || rep.Collections[0].Scanned != 10 || rep.Collections[0].Failing != 1 {
+		t.Errorf("--out file: %v\n%s", err, data)
+	}
+	if r := run(t, false, sandboxArgs(dir, "validate", "--format", "yaml")...); r.code != ExitUsage || !strings.Contains(r.stderr, `unknown --format "yaml"`) {
+		t.Errorf("bad format: exit %d %s", r.code, r.stderr)
+	}
+	// Only comments (action warn): failures but exit 0.
+	if r := run(t, false, sandboxArgs(dir, "validate", "--collection", "comments")...); r.code != 0 || !strings.Contains(r.stdout, "WARN body  minLength") {
+		t.Errorf("warn only: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestDryRunReport: up --dry-run shows the plan and the report, exits 3,
+// and changes nothing.
+func TestDryRunReport(t *testing.T) {
+	dir := sampleSandbox(t)
+	r := run(t, false, sandboxArgs(dir, "up", "--dry-run")...)
+	if r.code != ExitCheck {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"would apply 4 migrations",
+		"validation report database app: 4 documents would fail (4 collections checked)",
+		"FAIL contact  required  2 documents: is required but missing",
+		`e.g. {"$oid":"650100000000000000000007"}, {"$oid":"650100000000000000000017"}`,
+		"FAIL items.0.qty  minimum  1 document: must be >= 1",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dry run lacks %q", want)
+		}
+	}
+	r = run(t, false, sandboxArgs(dir, "--json", "up", "--dry-run")...)
+	var res struct {
+		Plan   struct{ Migrations []any } `json:"plan"`
+		Report struct{ Failing int64 }    `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Plan.Migrations) != 4 || res.Report.Failing != 4 {
+		t.Errorf("--json dry run: %v\n%s", err, r.stdout)
+	}
+	if r := run(t, false, sandboxArgs(dir, "status", "--check")...); r.code != ExitCheck || !strings.Contains(r.stdout, "4 pending") {
+		t.Errorf("the dry run changed something: %s", r.stdout)
+	}
+}

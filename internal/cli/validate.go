@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+func validateCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "validate",
+		Usage: "report documents that fail (or would fail, after their pending upgrades) the current validators",
+		Description: "Reads every document (or --sample N) of each collection with a validator, upgrades it as the\n" +
+			"application would, checks it against the last validator the files declare, and groups the\n" +
+			"failures by path and rule. Exits 3 when documents fail a validator whose action is error.",
+		Flags: append([]cli.Flag{
+			&cli.StringSliceFlag{Name: "collection", Usage: "report only collection `C` (repeatable)"},
+		}, reportFlags()...),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			rs, err := parseReportFlags(c, e.g.JSON)
+			if err != nil {
+				return err
+			}
+			return e.runValidate(c.Context, c.StringSlice("collection"), rs)
+		},
+	}
+}
+
+func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings) error {
+	s, err := e.open(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	rep, err := s.runner.Report(ctx, runner.ReportOptions{Collections: colls, Sample: rs.sample, Progress: e.progress()})
+	if err != nil {
+		return err
+	}
+	if err := e.writeReport(rep, rs); err != nil {
+		return err
+	}
+	if rep.WouldReject {
+		return silentExit(ExitCheck)
+	}
+	return nil
+}
