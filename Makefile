@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test vet build bench fuzz sandbox-info lint-samples clean
+.PHONY: test vet build bench bench-report fuzz sandbox-info lint-samples clean
 
 ## test: vet and run every test (what .ci/run runs)
 test: vet
@@ -18,10 +18,18 @@ vet:
 build:
 	$(GO) build -o bin/mongomig ./cmd/mongomig
 
-## bench: every benchmark pair, BENCHCOUNT runs each, as ratios to their baselines
+## bench: every in-process benchmark pair, BENCHCOUNT runs each, as ratios to their baselines
 BENCHCOUNT ?= 10
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 300000x -count $(BENCHCOUNT) ./pkg/version | tee bench.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'Validate100k' -benchtime 3x -count 5 ./pkg/validator | tee -a bench.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'ValidateParallel' -benchtime 200000x -count 3 -cpu 1,2 ./pkg/validator | tee -a bench.out
+
+## bench-report: end-to-end report vs a plain scan on the sandbox, and peak heap at 10k and 200k
+## documents (slow: loads 200k documents into the sandbox)
+bench-report:
+	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'ReportMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:

@@ -28,9 +28,10 @@ type ReportOptions struct {
 	Sample int64
 	// Workers validate in parallel; 0 means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the number of documents read per query (default 1000).
+	// ChunkSize is how many documents pass between Progress calls (and the
+	// cursor's batch size, at most 1000); default 1000.
 	ChunkSize int64
-	// Progress, if set, is called after every chunk.
+	// Progress, if set, is called every ChunkSize documents and at the end.
 	Progress func(collection string, scanned, total int64)
 }
 
@@ -195,12 +196,18 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 		Versions:         []VersionCount{}, Groups: []FailureGroup{},
 	}
 	coll := r.db.Collection(name)
-	total, err := coll.EstimatedDocumentCount(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("count %s: %w", name, err)
-	}
-	if opts.Sample > 0 && opts.Sample < total {
-		total = opts.Sample
+	// The total only feeds the progress bar: FerretDB counts by scanning,
+	// so it is asked for only when someone watches.
+	var total int64
+	if opts.Progress != nil {
+		n, err := coll.EstimatedDocumentCount(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("count %s: %w", name, err)
+		}
+		total = n
+		if opts.Sample > 0 && opts.Sample < total {
+			total = opts.Sample
+		}
 	}
 	check := r.serverCanCount(ctx, coll, schemaDoc, opts)
 
@@ -271,85 +278,82 @@ func (r *Runner) serverCanCount(ctx context.Context, coll *mongo.Collection, sch
 	return &ServerCheck{Reason: err.Error()}
 }
 
-// scan reads documents in _id order in bounded chunks (a new query per
-// chunk: long-open cursors slow some servers down), sending copies to out.
+// scan reads the documents with one cursor (a sample: the first N in _id
+// order), sending copies to out. It only reads, so a long-open cursor is
+// harmless; progress is reported every ChunkSize documents.
 func (r *Runner) scan(ctx context.Context, coll *mongo.Collection, opts ReportOptions, total int64, out chan<- bson.Raw) error {
 	chunk := opts.ChunkSize
 	if chunk <= 0 {
 		chunk = 1000
 	}
+	fo := options.Find().SetBatchSize(int32(min(chunk, 1000)))
+	if opts.Sample > 0 {
+		fo.SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(opts.Sample)
+	}
+	cur, err := coll.Find(ctx, bson.D{}, fo)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
 	var scanned int64
-	var last any
-	for {
-		limit := chunk
-		if opts.Sample > 0 {
-			limit = min(chunk, opts.Sample-scanned)
-			if limit <= 0 {
-				return nil
-			}
+	for cur.Next(ctx) {
+		select {
+		case out <- append(bson.Raw(nil), cur.Current...):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		filter := bson.D{}
-		if last != nil {
-			filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}}}
-		}
-		cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(limit).SetBatchSize(int32(min(limit, 1000))))
-		if err != nil {
-			return fmt.Errorf("read %s: %w", coll.Name(), err)
-		}
-		n := int64(0)
-		for cur.Next(ctx) {
-			raw := append(bson.Raw(nil), cur.Current...)
-			if id, err := raw.LookupErr("_id"); err == nil {
-				last = id
-			}
-			select {
-			case out <- raw:
-			case <-ctx.Done():
-				_ = cur.Close(ctx)
-				return ctx.Err()
-			}
-			n++
-		}
-		err = cur.Err()
-		_ = cur.Close(ctx)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", coll.Name(), err)
-		}
-		scanned += n
-		if opts.Progress != nil {
+		scanned++
+		if opts.Progress != nil && scanned%chunk == 0 {
 			opts.Progress(coll.Name(), scanned, total)
 		}
-		if n < limit {
-			return nil
-		}
 	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("read %s after %d documents: %w", coll.Name(), scanned, err)
+	}
+	if opts.Progress != nil && scanned%chunk != 0 {
+		opts.Progress(coll.Name(), scanned, total)
+	}
+	return nil
 }
 
-func (r *Runner) checkDocument(coll string, schema *validator.Schema, raw bson.Raw, rawCheck bool) docResult {
-	res := docResult{id: idOf(raw)}
+func (r *Runner) checkDocument(coll string, schema *validator.Schema, raw bson.Raw, rawCheck bool) (res docResult) {
+	defer func() {
+		if res.upgrade != nil || len(res.failures) > 0 {
+			res.id = idOf(raw) // only failing documents need a printable id
+		}
+	}()
 	reg := r.registry
-	var d bson.D
-	if err := bson.Unmarshal(raw, &d); err != nil {
-		res.upgrade = err
-		return res
-	}
-	v, err := reg.VersionOf(coll, d)
-	if err != nil {
-		res.invalid = versionText(raw, reg.Field())
-		res.upgrade = err
-		return res
-	}
-	res.version = v
 	if rawCheck {
 		res.rawFails = len(schema.Validate(raw)) > 0
 	}
-	up, _, err := reg.Upgrade(coll, d)
+	up, _, err := reg.UpgradeRaw(coll, raw)
 	if err != nil {
+		var verr *version.VersionError
+		if errors.As(err, &verr) {
+			res.invalid = versionText(raw, reg.Field())
+		}
 		res.upgrade = err
 		return res
 	}
-	res.failures = schema.ValidateD(up)
+	// Validation reads raw BSON: a current document is never decoded.
+	res.failures = schema.Validate(up)
+	// The version counted is the stored one.
+	if v, ok := rawVersionOf(raw, reg.Field()); ok {
+		res.version = v
+	}
 	return res
+}
+
+// rawVersionOf reads a document's version field (0 when missing).
+func rawVersionOf(raw bson.Raw, field string) (int64, bool) {
+	rv, err := raw.LookupErr(field)
+	if err != nil || rv.Type == bson.TypeNull {
+		return 0, true
+	}
+	if f, ok := rv.DoubleOK(); ok {
+		return int64(f), f == float64(int64(f))
+	}
+	return rv.AsInt64OK()
 }
 
 func idOf(raw bson.Raw) string {
