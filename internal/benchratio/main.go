@@ -15,7 +15,11 @@ import (
 	"strings"
 )
 
-var line = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op\s+([\d.]+) allocs/op)?`)
+var (
+	line   = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op`)
+	bytesR = regexp.MustCompile(`\s([\d.]+) B/op`)
+	allocR = regexp.MustCompile(`\s([\d.]+) allocs/op`)
+)
 
 type sample struct{ ns, bytes, allocs []float64 }
 
@@ -48,12 +52,13 @@ func main() {
 		}
 		ns, _ := strconv.ParseFloat(m[3], 64)
 		s.ns = append(s.ns, ns)
-		if m[4] != "" {
-			b, _ := strconv.ParseFloat(m[4], 64)
-			a, _ := strconv.ParseFloat(m[5], 64)
+		if bm, am := bytesR.FindStringSubmatch(sc.Text()), allocR.FindStringSubmatch(sc.Text()); bm != nil && am != nil {
+			b, _ := strconv.ParseFloat(bm[1], 64)
+			a, _ := strconv.ParseFloat(am[1], 64)
 			s.bytes, s.allocs = append(s.bytes, b), append(s.allocs, a)
 		}
 	}
+	fmt.Println("ratio = mongomig time / baseline time per operation (below 1: mongomig is faster)")
 	fmt.Printf("%-32s %12s %12s %8s %10s %10s\n", "benchmark", "mongomig", "baseline", "ratio", "allocs", "base allocs")
 	for _, name := range order {
 		base, ok := strings.CutSuffix(name, "/mongomig")
