@@ -170,6 +170,7 @@ func newApp(e *env) *cli.App {
 			lintCommand(e),
 			createCommand(e),
 			validateCommand(e),
+			backfillCommand(e),
 			unlockCommand(e),
 			infoCommand(e),
 			demoCommand(e),

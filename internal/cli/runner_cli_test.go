@@ -153,3 +153,31 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo against --uri: exit %d", r.code)
 	}
 }
+
+func TestBackfillCommand(t *testing.T) {
+	dir := sampleSandbox(t)
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up: %s", r.stderr)
+	}
+	r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--batch", "15")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "done users: 40 documents upgraded to version 3, 40 in all; 3 batches, 7 round trips") {
+		t.Fatalf("backfill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, false, sandboxArgs(dir, "--json", "backfill", "--max-time", "1ns")...)
+	var res struct {
+		Stopped string `json:"stopped"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil || res.Stopped != "deadline" {
+		t.Fatalf("--max-time: exit %d %v\n%s", r.code, err, r.stdout)
+	}
+	r = run(t, false, sandboxArgs(dir, "backfill")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 60 documents upgraded to version 4") {
+		t.Fatalf("backfill after the stop: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "documents v3: 40") || !strings.Contains(r.stdout, "documents v4: 60") {
+		t.Errorf("status after backfill:\n%s", r.stdout)
+	}
+	if r := run(t, false, sandboxArgs(dir, "backfill", "--batch", "0")...); r.code != ExitUsage {
+		t.Errorf("--batch 0: exit %d", r.code)
+	}
+}

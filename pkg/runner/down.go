@@ -57,7 +57,7 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 	if to < 0 {
 		return nil, fmt.Errorf("invalid target version %d", to)
 	}
-	err = r.withLock(ctx, func(ctx context.Context) error {
+	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
 		st, err := r.status(ctx, false)
 		if err != nil {
 			return err

@@ -12,8 +12,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// lockID is the _id of the single lock document.
+// lockID is the _id of the migration lock document (up, down). A backfill
+// takes a lease of its own per collection, "backfill:<collection>", in
+// the same collection, so it never blocks a deploy.
 const lockID = "mongomig"
+
+func backfillLockID(coll string) string { return "backfill:" + coll }
 
 // LockInfo describes a lock holder.
 type LockInfo struct {
@@ -52,6 +56,7 @@ var ErrLockLost = errors.New("migration lock lost: our lease expired and another
 
 // lock is a held lease.
 type lock struct {
+	id     string
 	coll   *mongo.Collection
 	owner  string
 	lease  time.Duration
@@ -80,7 +85,7 @@ func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
 // holds it and taking over a lock whose lease expired (by the server's
 // clock). The lock is taken by inserting a document with a fixed _id, the
 // one write that is atomic on every server.
-func (r *Runner) acquireLock(ctx context.Context) (*lock, error) {
+func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
 	coll := r.db.Collection(r.cfg.lock)
 	host, _ := os.Hostname()
 	start := time.Now()
@@ -91,19 +96,19 @@ func (r *Runner) acquireLock(ctx context.Context) (*lock, error) {
 			return nil, err
 		}
 		doc := bson.D{
-			{Key: "_id", Value: lockID}, {Key: "owner", Value: r.cfg.owner}, {Key: "host", Value: host},
+			{Key: "_id", Value: id}, {Key: "owner", Value: r.cfg.owner}, {Key: "host", Value: host},
 			{Key: "pid", Value: os.Getpid()}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(r.cfg.lease)},
 		}
 		_, err = coll.InsertOne(ctx, doc)
 		if err == nil {
 			r.cfg.events(Event{Kind: EventLockAcquired, Message: "lock acquired by " + r.cfg.owner})
-			return r.startHeartbeat(coll), nil
+			return r.startHeartbeat(coll, id), nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
 			return nil, fmt.Errorf("acquire lock in %s: %w", r.cfg.lock, err)
 		}
 		var holder LockInfo
-		switch err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: lockID}}).Decode(&holder); {
+		switch err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&holder); {
 		case errors.Is(err, mongo.ErrNoDocuments):
 			continue // released between our insert and our read
 		case err != nil:
@@ -112,7 +117,7 @@ func (r *Runner) acquireLock(ctx context.Context) (*lock, error) {
 		if !holder.ExpiresAt.After(now) {
 			// Expired by the server's clock: remove exactly that stale
 			// document (same owner and expiry), then race for the insert.
-			_, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: holder.Owner}, {Key: "expiresAt", Value: holder.ExpiresAt}})
+			_, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: holder.Owner}, {Key: "expiresAt", Value: holder.ExpiresAt}})
 			if err != nil {
 				return nil, fmt.Errorf("take over expired lock: %w", err)
 			}
@@ -138,9 +143,9 @@ func (r *Runner) acquireLock(ctx context.Context) (*lock, error) {
 }
 
 // startHeartbeat renews the lease every third of it until release.
-func (r *Runner) startHeartbeat(coll *mongo.Collection) *lock {
+func (r *Runner) startHeartbeat(coll *mongo.Collection, id string) *lock {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &lock{coll: coll, owner: r.cfg.owner, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
+	l := &lock{id: id, coll: coll, owner: r.cfg.owner, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(r.cfg.lease / 3)
@@ -155,7 +160,7 @@ func (r *Runner) startHeartbeat(coll *mongo.Collection) *lock {
 			if err != nil {
 				continue // transient; the lease covers two more attempts
 			}
-			res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: l.owner}},
+			res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "owner", Value: l.owner}},
 				bson.D{{Key: "$set", Value: bson.D{{Key: "expiresAt", Value: now.Add(l.lease)}}}})
 			if err == nil && res.MatchedCount == 0 {
 				close(l.lost)
@@ -176,7 +181,7 @@ func (l *lock) release(ctx context.Context) error {
 	<-l.done
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, err := l.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: lockID}, {Key: "owner", Value: l.owner}})
+	_, err := l.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "owner", Value: l.owner}})
 	if err != nil {
 		return fmt.Errorf("release lock: %w (it expires by itself after its lease)", err)
 	}
@@ -222,8 +227,8 @@ func (r *Runner) Unlock(ctx context.Context, force bool) (*LockInfo, error) {
 // withLock runs fn holding the lock. fn's context is cancelled with
 // ErrLockLost if the heartbeat finds the lock taken over; the lock is
 // released afterwards, also when ctx was cancelled.
-func (r *Runner) withLock(ctx context.Context, fn func(ctx context.Context) error) (err error) {
-	l, err := r.acquireLock(ctx)
+func (r *Runner) withLock(ctx context.Context, id string, fn func(ctx context.Context) error) (err error) {
+	l, err := r.acquireLock(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,13 @@ import (
 // by SIGKILL at MONGOMIG_HELPER_KILL ("point:version:index") if given.
 func TestMain(m *testing.M) {
 	if uri := os.Getenv("MONGOMIG_HELPER_URI"); uri != "" {
+		if os.Getenv("MONGOMIG_HELPER_MODE") == "backfill" {
+			client, err := mongo.Connect(options.Client().ApplyURI(uri))
+			if err != nil {
+				os.Exit(1)
+			}
+			os.Exit(helperBackfill(client.Database("app")))
+		}
 		os.Exit(helperUp(uri, os.Getenv("MONGOMIG_HELPER_KILL")))
 	}
 	os.Exit(m.Run())

@@ -77,7 +77,7 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 // files, applies each migration and records it in the ledger only after
 // all of its commands succeeded. Nothing pending is not an error.
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
-	err = r.withLock(ctx, func(ctx context.Context) error {
+	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
 		pending, err := r.pending(ctx, to)
 		if err != nil {
 			return err

@@ -77,8 +77,56 @@ func guard(key string, old any, had bool) bson.E {
 	return bson.E{Key: key, Value: old}
 }
 
-// sameValue compares two BSON values exactly (type and order included).
+// sameValue compares two BSON values exactly (type and order included),
+// without encoding the common types.
 func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int32:
+		y, ok := b.(int32)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && (x == y || x != x && y != y)
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case bson.ObjectID:
+		y, ok := b.(bson.ObjectID)
+		return ok && x == y
+	case bson.DateTime:
+		y, ok := b.(bson.DateTime)
+		return ok && x == y
+	case bson.D:
+		y, ok := b.(bson.D)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i].Key != y[i].Key || !sameValue(x[i].Value, y[i].Value) {
+				return false
+			}
+		}
+		return true
+	case bson.A:
+		y, ok := b.(bson.A)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
 	ab, err1 := bson.Marshal(bson.D{{Key: "v", Value: a}})
 	bb, err2 := bson.Marshal(bson.D{{Key: "v", Value: b}})
 	return err1 == nil && err2 == nil && string(ab) == string(bb)

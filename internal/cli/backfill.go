@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+func backfillCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "backfill",
+		Usage: "upgrade the documents below the current version, resumably, in the background",
+		Description: "Walks each collection in _id order and writes every upgrade as a guarded delta, so concurrent\n" +
+			"application writes are never lost. Checkpointed: a killed or stopped backfill continues where it\n" +
+			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped cleanly.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
+			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
+			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second (default: no cap)"},
+			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.Int("batch") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
+				return usageError(fmt.Errorf("--batch must be positive, --rate and --max-time not negative"))
+			}
+			return e.runBackfill(c.Context, runner.BackfillOptions{
+				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
+				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"),
+			})
+		},
+	}
+}
+
+func (e *env) runBackfill(ctx context.Context, opts runner.BackfillOptions) error {
+	s, err := e.open(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	lastLog := time.Now()
+	opts.Progress = func(p runner.BackfillProgress) {
+		rate := float64(p.Upgraded) / max(p.Elapsed.Seconds(), 0.001)
+		line := fmt.Sprintf("%s: %d upgraded to version %d (%d in all), %.0f docs/s", p.Collection, p.Upgraded, p.Target, p.Total, rate)
+		switch {
+		case e.streams.ErrIsTerminal:
+			fmt.Fprintf(e.out.err, "\r\033[K%s", line)
+		case time.Since(lastLog) >= 5*time.Second:
+			e.logf("%s", line)
+			lastLog = time.Now()
+		}
+	}
+	res, err := s.runner.Backfill(ctx, opts)
+	if e.streams.ErrIsTerminal {
+		fmt.Fprint(e.out.err, "\r\033[K")
+	}
+	if res != nil {
+		if e.out.json {
+			if jerr := e.out.writeJSON(res); jerr != nil {
+				return jerr
+			}
+		} else {
+			e.renderBackfill(res)
+		}
+	}
+	return err
+}
+
+func (e *env) renderBackfill(res *runner.BackfillResult) {
+	o := e.out
+	for _, c := range res.Collections {
+		state := o.yellow("stopped")
+		switch {
+		case c.Proven:
+			state = o.green("done")
+		case c.Complete:
+			state = o.yellow("walked")
+		}
+		resumed := ""
+		if c.Resumed {
+			resumed = " (resumed)"
+		}
+		o.printf("%s %s: %d documents upgraded to version %d%s, %d in all; %d batches, %d round trips\n",
+			state, c.Collection, c.Upgraded, c.Target, resumed, c.TotalUpgraded, c.Batches, c.RoundTrips)
+		if c.Conflicts > 0 {
+			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
+		}
+		for _, f := range c.Failed {
+			o.printf("  %s %d documents cannot be upgraded: %s\n       %s %s\n", o.red("FAIL"), f.Count, f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "))
+		}
+		if c.Complete && !c.Proven {
+			o.printf("  documents below version %d remain (failures, or written meanwhile by an older application): run backfill again\n", c.Target)
+		}
+	}
+	switch res.Stopped {
+	case "deadline":
+		o.printf("stopped at --max-time; run backfill again to continue from the checkpoint\n")
+	case "interrupted":
+		o.printf("interrupted; run backfill again to continue from the checkpoint\n")
+	}
+}

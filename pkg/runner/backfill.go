@@ -1,0 +1,394 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/pkg/version"
+)
+
+// BackfillCollection is where backfill checkpoints are kept, one document
+// per collection.
+const BackfillCollection = "mongomig_backfill"
+
+// Batch sizes.
+const (
+	DefaultBackfillBatch = 500
+	// FerretDBMaxBatch: FerretDB v1 hangs on an update command with 100 or
+	// more matching statements, so batches stay well below.
+	FerretDBMaxBatch = 50
+)
+
+// BackfillOptions configure [Runner.Backfill].
+type BackfillOptions struct {
+	// Collections to backfill; empty means every collection with upgrades.
+	Collections []string
+	// Batch is how many documents are read and written per round trip
+	// (default 500; at most 50 on FerretDB).
+	Batch int
+	// Rate caps documents upgraded per second (0: no cap).
+	Rate float64
+	// MaxTime stops at the first batch boundary after this long (0: none).
+	MaxTime time.Duration
+	// Progress, if set, is called after every batch.
+	Progress func(BackfillProgress)
+	// checkpointEvery bounds how often the checkpoint is written (tests).
+	checkpointEvery time.Duration
+}
+
+// BackfillProgress is the state after a batch.
+type BackfillProgress struct {
+	Collection string
+	Target     int64
+	// Upgraded counts documents upgraded by this run; Total includes
+	// earlier runs since the backfill to Target began.
+	Upgraded, Total int64
+	// Remaining is an estimate of the documents still below Target (-1:
+	// unknown).
+	Remaining int64
+	Elapsed   time.Duration
+}
+
+// CollectionBackfill is the result for one collection.
+type CollectionBackfill struct {
+	Collection string `json:"collection"`
+	Target     int64  `json:"target"`
+	// Upgraded by this run; TotalUpgraded since the backfill to Target began.
+	Upgraded      int64 `json:"upgraded"`
+	TotalUpgraded int64 `json:"totalUpgraded"`
+	// Conflicts are documents another writer changed between our read and
+	// our write, twice: they were left alone, for the application's lazy
+	// upgrade or the next backfill.
+	Conflicts int64 `json:"conflicts"`
+	// Failed are documents their upgrade cannot transform, grouped.
+	Failed  []FailureGroup `json:"failed,omitempty"`
+	Resumed bool           `json:"resumed"`
+	// Complete: the walk reached the end. Proven: and afterwards no
+	// document below Target remained (what tightening the validator needs).
+	Complete bool `json:"complete"`
+	Proven   bool `json:"proven"`
+	// Batches and RoundTrips count this run's queries and bulk writes.
+	Batches    int64 `json:"batches"`
+	RoundTrips int64 `json:"roundTrips"`
+	DurationMS int64 `json:"durationMs"`
+}
+
+// BackfillResult is the result of [Runner.Backfill].
+type BackfillResult struct {
+	Collections []CollectionBackfill `json:"collections"`
+	// Stopped is "", "deadline" (MaxTime) or "interrupted" (ctx).
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// checkpoint is the stored progress of one collection's backfill.
+type checkpoint struct {
+	Collection string    `bson:"_id"`
+	Target     int64     `bson:"target"`
+	LastID     any       `bson:"lastId"`
+	Upgraded   int64     `bson:"upgraded"`
+	Done       bool      `bson:"done"`
+	UpdatedAt  time.Time `bson:"updatedAt"`
+}
+
+// Backfill upgrades the documents below the current version of each
+// collection, in _id order, each written as a guarded delta (see
+// version.DeltaOf) in unordered bulk writes, so a concurrent application
+// write is never overwritten: a document that changed under us is re-read
+// and retried once, then left. Progress is checkpointed, so a killed or
+// stopped backfill continues where it stopped; cancelling ctx (Ctrl-C) or
+// reaching MaxTime stops at a batch boundary. Each collection is walked
+// under a lease of its own, so two backfills never fight and a deploy's
+// `up` is never blocked.
+func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillResult, error) {
+	names := opts.Collections
+	if len(names) == 0 {
+		names = r.registry.Collections()
+	}
+	for _, n := range names {
+		if r.registry.Current(n) == 0 {
+			return nil, fmt.Errorf("%s has no upgrades in the migration files: nothing to backfill", n)
+		}
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBackfillBatch
+	}
+	if info, err := serverInfo(ctx, r.db); err == nil && info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
+		opts.Batch = FerretDBMaxBatch
+	}
+	if opts.checkpointEvery == 0 {
+		opts.checkpointEvery = time.Second
+	}
+	var deadline time.Time
+	if opts.MaxTime > 0 {
+		deadline = time.Now().Add(opts.MaxTime)
+	}
+	res := &BackfillResult{Collections: []CollectionBackfill{}}
+	for _, name := range names {
+		var cb *CollectionBackfill
+		err := r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
+			var err error
+			cb, err = r.backfillCollection(lctx, name, opts, deadline, &res.Stopped)
+			return err
+		})
+		if cb != nil {
+			res.Collections = append(res.Collections, *cb)
+		}
+		if err != nil {
+			return res, err
+		}
+		if res.Stopped != "" {
+			break
+		}
+	}
+	return res, nil
+}
+
+// belowFilter matches documents below target: missing, null or smaller
+// version.
+func (r *Runner) belowFilter(target int64) bson.D {
+	f := r.cfg.versionField
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: target}}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: f, Value: nil}},
+	}}}
+}
+
+func (r *Runner) backfillCollection(ctx context.Context, name string, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
+	start := time.Now()
+	target := r.registry.Current(name)
+	coll := r.db.Collection(name)
+	cps := r.db.Collection(BackfillCollection)
+	cb := &CollectionBackfill{Collection: name, Target: target}
+
+	var cp checkpoint
+	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&cp)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		cp = checkpoint{Collection: name, Target: target}
+	case err != nil:
+		return nil, fmt.Errorf("read backfill checkpoint of %s: %w", name, err)
+	case cp.Target != target:
+		// A later migration raised the target: start over.
+		cp = checkpoint{Collection: name, Target: target}
+	case cp.Done:
+		// A finished walk: walk again from the start (only documents still
+		// below target match: failures, and old writers' documents).
+		cp = checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded}
+	default:
+		cb.Resumed = cp.LastID != nil
+	}
+	saved := time.Now()
+	save := func() error {
+		cp.UpdatedAt = time.Now()
+		// A write of the checkpoint survives a cancelled ctx: it is how a
+		// stopped backfill resumes.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_, err := cps.ReplaceOne(wctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true))
+		if err != nil {
+			return fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
+		}
+		saved = time.Now()
+		return nil
+	}
+	failed := map[string]*FailureGroup{}
+	defer func() {
+		for _, g := range failed {
+			g.trim()
+			cb.Failed = append(cb.Failed, *g)
+		}
+		sort.Slice(cb.Failed, func(i, j int) bool { return cb.Failed[i].Message < cb.Failed[j].Message })
+		cb.TotalUpgraded = cp.Upgraded
+		cb.DurationMS = time.Since(start).Milliseconds()
+	}()
+
+	for {
+		if ctx.Err() != nil {
+			*stopped = "interrupted"
+			return cb, save()
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			*stopped = "deadline"
+			return cb, save()
+		}
+		filter := r.belowFilter(target)
+		if cp.LastID != nil {
+			filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: cp.LastID}}}}, filter}}}
+		}
+		docs, err := r.readBatch(ctx, coll, filter, opts.Batch)
+		if err != nil {
+			if ctx.Err() != nil {
+				*stopped = "interrupted"
+				return cb, save()
+			}
+			return cb, err
+		}
+		cb.RoundTrips++
+		if len(docs) == 0 {
+			break
+		}
+		if r.hook != nil {
+			r.hook("backfill.read", target, len(docs))
+		}
+		// The batch is written even if ctx is cancelled meanwhile: Ctrl-C
+		// stops at a batch boundary.
+		wctx := context.WithoutCancel(ctx)
+		n, conflicts, trips, err := r.writeBatch(wctx, coll, name, docs, failed)
+		cb.RoundTrips += trips
+		cb.Upgraded += n
+		cp.Upgraded += n
+		cb.Conflicts += conflicts
+		cb.Batches++
+		if err != nil {
+			_ = save()
+			return cb, err
+		}
+		if id, ok := lookup(docs[len(docs)-1], "_id"); ok {
+			cp.LastID = id
+		}
+		if r.hook != nil {
+			r.hook("backfill.batch", target, int(cb.Batches))
+		}
+		if time.Since(saved) >= opts.checkpointEvery {
+			if err := save(); err != nil {
+				return cb, err
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(BackfillProgress{Collection: name, Target: target, Upgraded: cb.Upgraded, Total: cp.Upgraded, Remaining: -1, Elapsed: time.Since(start)})
+		}
+		if opts.Rate > 0 {
+			// Sleep until the run's average is back under the cap.
+			due := start.Add(time.Duration(float64(cb.Upgraded) / opts.Rate * float64(time.Second)))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(due)):
+			}
+		}
+	}
+	cb.Complete = true
+	cp.Done = true
+	if err := save(); err != nil {
+		return cb, err
+	}
+	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	if err != nil {
+		return cb, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
+	}
+	cb.Proven = left == 0
+	return cb, nil
+}
+
+// readBatch reads up to n documents in _id order with a query of its own
+// (no cursor stays open across the writes).
+func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter bson.D, n int) ([]bson.D, error) {
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(n)).SetBatchSize(int32(n)))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	var docs []bson.D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	return docs, nil
+}
+
+// writeBatch upgrades docs and writes them as guarded deltas in one
+// unordered bulk write. Documents whose guard did not match (another
+// writer got there first) are re-read and retried once; those that still
+// conflict are counted and left alone.
+func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, failed map[string]*FailureGroup) (upgraded, conflicts, trips int64, err error) {
+	models, ids := r.upgradeModels(name, docs, failed)
+	if len(models) == 0 {
+		return 0, 0, 0, nil
+	}
+	matched, err := r.bulk(ctx, coll, models)
+	trips++
+	if err != nil {
+		return 0, 0, trips, err
+	}
+	if matched == int64(len(models)) {
+		return matched, 0, trips, nil
+	}
+	// Some guards did not match: find which documents are still below
+	// target, and retry those once from a fresh read.
+	again, err := r.readBatch(ctx, coll, bson.D{{Key: "$and", Value: bson.A{
+		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, r.belowFilter(r.registry.Current(name)),
+	}}}, len(ids))
+	trips++
+	if err != nil {
+		return matched, 0, trips, err
+	}
+	retry, _ := r.upgradeModels(name, again, map[string]*FailureGroup{})
+	upgraded = int64(len(models) - len(again)) // written by us or by another upgrade
+	if len(retry) > 0 {
+		m2, err := r.bulk(ctx, coll, retry)
+		trips++
+		if err != nil {
+			return upgraded, 0, trips, err
+		}
+		upgraded += m2
+		conflicts = int64(len(retry)) - m2
+	}
+	return upgraded, conflicts, trips, nil
+}
+
+func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup) ([]mongo.WriteModel, bson.A) {
+	models := make([]mongo.WriteModel, 0, len(docs))
+	ids := make(bson.A, 0, len(docs))
+	for _, d := range docs {
+		up, changed, err := r.registry.Upgrade(name, d)
+		if err == nil && changed {
+			var delta version.Delta
+			if delta, err = version.DeltaOf(d, up); err == nil {
+				models = append(models, mongo.NewUpdateOneModel().SetFilter(delta.Filter).SetUpdate(delta.Update))
+				id, _ := lookup(d, "_id")
+				ids = append(ids, id)
+				continue
+			}
+		}
+		if err != nil {
+			msg := err.Error()
+			var ue *version.UpgradeError
+			if errors.As(err, &ue) {
+				msg = fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
+			}
+			g := failed[msg]
+			if g == nil {
+				g = &FailureGroup{Rule: "upgrade", Message: msg}
+				failed[msg] = g
+			}
+			raw, _ := bson.Marshal(d)
+			g.add(idOf(raw))
+		}
+	}
+	return models, ids
+}
+
+// bulk runs an unordered bulk write and returns how many filters matched.
+// FerretDB fails a whole bulk write when one statement fails and reports
+// no counts; the statements are then run one by one to know.
+func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (int64, error) {
+	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err == nil {
+		return res.MatchedCount, nil
+	}
+	var matched int64
+	for _, m := range models {
+		u := m.(*mongo.UpdateOneModel)
+		one, err := coll.UpdateOne(ctx, u.Filter, u.Update)
+		if err != nil {
+			return matched, fmt.Errorf("write upgraded document (filter %v): %w", u.Filter, err)
+		}
+		matched += one.MatchedCount
+	}
+	return matched, nil
+}

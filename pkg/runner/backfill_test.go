@@ -1,0 +1,360 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/sampledata"
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
+)
+
+// counterFS upgrades each document by incrementing n in Go: a document
+// transformed twice would show n == 2.
+var counterFS = fstest.MapFS{"0001_count.yaml": {Data: []byte(`collections:
+  items:
+    upgrade:
+      - func: incN
+      - set: {migrated: true}
+`)}}
+
+func incN(d bson.D) (bson.D, error) {
+	for i, e := range d {
+		if e.Key == "n" {
+			n, ok := e.Value.(int32)
+			if !ok {
+				return nil, fmt.Errorf("n is %T", e.Value)
+			}
+			d[i].Value = n + 1
+			return d, nil
+		}
+	}
+	return append(d, bson.E{Key: "n", Value: int32(1)}), nil
+}
+
+func counterRunner(t testing.TB, db *mongo.Database, opts ...runner.Option) *runner.Runner {
+	t.Helper()
+	r, err := runner.New(db, counterFS, append([]runner.Option{runner.WithVersionOptions(version.WithFunc("incN", incN)), runner.WithLockLease(time.Second)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func insertItems(t testing.TB, db *mongo.Database, n int) {
+	t.Helper()
+	docs := make([]any, n)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "i", Value: int32(i)}, {Key: "n", Value: int32(0)}}
+	}
+	if _, err := db.Collection("items").InsertMany(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkItems asserts every item is upgraded exactly once.
+func checkItems(t testing.TB, db *mongo.Database, want int) {
+	t.Helper()
+	cur, err := db.Collection("items").Find(context.Background(), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []bson.M
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != want {
+		t.Fatalf("%d items, want %d: documents lost", len(docs), want)
+	}
+	bad := 0
+	for _, d := range docs {
+		if d["n"] != int32(1) || d["version"] != int32(1) || d["migrated"] != true {
+			if bad < 5 {
+				t.Errorf("item %v: n=%v version=%v migrated=%v; want transformed exactly once", d["i"], d["n"], d["version"], d["migrated"])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d items not transformed exactly once", bad, len(docs))
+	}
+}
+
+func TestBackfillSampleData(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	if _, err := sampledata.Load(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, db, samples(t))
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.named("update"))
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"comments": 36, "orders": 60, "posts": 12, "users": 40}
+	for _, c := range res.Collections {
+		if c.Upgraded != want[c.Collection] || !c.Complete || !c.Proven || c.Conflicts != 0 || len(c.Failed) != 0 {
+			t.Errorf("%s: %+v", c.Collection, c)
+		}
+	}
+	// FerretDB caps batches at 50: every update command carries at most 50
+	// statements, and orders (60) took two batches, one read and one write each.
+	for _, cmd := range rec.named("update")[before:] {
+		if n := len(mustArray(t, cmd.Lookup("updates"))); n > runner.FerretDBMaxBatch {
+			t.Errorf("an update command carried %d statements", n)
+		}
+	}
+	for _, c := range res.Collections {
+		if c.Collection == "orders" && (c.Batches != 2 || c.RoundTrips != 2*c.Batches+1) {
+			t.Errorf("orders: %d batches, %d round trips; want 2 and one read + one write per batch (+1 final read)", c.Batches, c.RoundTrips)
+		}
+	}
+	st, err := r.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Collections {
+		if len(c.Documents) != 1 || c.Documents[0].Version != c.TargetVersion {
+			t.Errorf("%s versions after backfill: %+v", c.Name, c.Documents)
+		}
+	}
+	// The upgraded documents are what the lazy path gives.
+	var u bson.D
+	if err := db.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: sampledata.ID("users", 0)}}).Decode(&u); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := bson.MarshalExtJSON(u, false, false); !strings.Contains(string(b), `"contact":{"email":"ada.lovelace0@example.com"},"status":"active","version":3`) || strings.Contains(string(b), "legacyId") {
+		t.Errorf("backfilled user = %s", b)
+	}
+	again, err := r.Backfill(ctx, runner.BackfillOptions{})
+	if err != nil || again.Collections[0].Upgraded != 0 || !again.Collections[0].Proven {
+		t.Errorf("second backfill: %+v %v", again, err)
+	}
+}
+
+func mustArray(t testing.TB, v bson.RawValue) []bson.RawValue {
+	t.Helper()
+	vals, err := v.Array().Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
+
+// TestBackfillStopsAndResumes: Ctrl-C (cancel) stops at a batch boundary
+// with the checkpoint saved; the next run resumes after it.
+func TestBackfillStopsAndResumes(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 120)
+	r := counterRunner(t, db)
+	cctx, cancel := context.WithCancel(ctx)
+	runner.SetHook(r, func(point string, _ int64, i int) {
+		if point == "backfill.batch" && i == 2 {
+			cancel()
+		}
+	})
+	res, err := r.Backfill(cctx, runner.BackfillOptions{Batch: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != "interrupted" || res.Collections[0].Upgraded != 40 || res.Collections[0].Complete {
+		t.Fatalf("first run = %+v", res.Collections[0])
+	}
+	runner.SetHook(r, nil)
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	if !c.Resumed || c.Upgraded != 80 || c.TotalUpgraded != 120 || !c.Proven {
+		t.Fatalf("resumed run = %+v", c)
+	}
+	checkItems(t, db, 120)
+
+	// --max-time stops on a deadline the same way.
+	db2 := sandboxtest.Database(t, "app")
+	insertItems(t, db2, 60)
+	r2 := counterRunner(t, db2)
+	res, err = r2.Backfill(ctx, runner.BackfillOptions{Batch: 10, MaxTime: time.Nanosecond})
+	if err != nil || res.Stopped != "deadline" {
+		t.Fatalf("max-time: %+v %v", res, err)
+	}
+}
+
+// TestBackfillConcurrentWriterNeverOverwritten interleaves an application
+// write between the backfill's read and its write (deterministically: the
+// sandbox does not make conditional updates atomic under true
+// concurrency). The write survives and the document is upgraded from it.
+func TestBackfillConcurrentWriterNeverOverwritten(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 10)
+	items := db.Collection("items")
+	var first bson.D
+	if err := items.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "_id", Value: 1}})).Decode(&first); err != nil {
+		t.Fatal(err)
+	}
+	r := counterRunner(t, db)
+	runner.SetHook(r, func(point string, _ int64, _ int) {
+		if point == "backfill.read" {
+			// The application bumps n (a field the upgrade changes) and
+			// writes another field, between our read and our write.
+			if _, err := items.UpdateOne(ctx, bson.D{{Key: "_id", Value: first[0].Value}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: int32(5)}, {Key: "note", Value: "app"}}}}); err != nil {
+				t.Error(err)
+			}
+			runner.SetHook(r, nil)
+		}
+	})
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Collections[0]; c.Upgraded != 10 || c.Conflicts != 0 || !c.Proven {
+		t.Errorf("result = %+v", c)
+	}
+	var got bson.M
+	if err := items.FindOne(ctx, bson.D{{Key: "_id", Value: first[0].Value}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got["note"] != "app" || got["n"] != int32(6) || got["version"] != int32(1) {
+		t.Errorf("document = %v; want the application's write kept and upgraded from it (n 5 -> 6)", got)
+	}
+}
+
+// TestBackfillKilledRepeatedly kills a backfill process at random points
+// 10 times, restarting it each time; at the end every document is at the
+// current version, transformed exactly once, and none is lost.
+func TestBackfillKilledRepeatedly(t *testing.T) {
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI()).Database("app")
+	const docs = 300
+	insertItems(t, db, docs)
+	rng := rand.New(rand.NewPCG(7, 7))
+	killed := 0
+	for trial := 0; trial < 10; trial++ {
+		cmd := backfillHelper(srv.URI())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(30+rng.IntN(250)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			killed++
+		}
+		// The next process must wait out the dead one's lease (1s).
+		time.Sleep(1100 * time.Millisecond)
+	}
+	if killed < 5 {
+		t.Errorf("only %d of 10 trials killed the process mid-run; the test does not test resumption", killed)
+	}
+	out, err := backfillHelper(srv.URI()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	checkItems(t, db, docs)
+	t.Logf("killed %d times; the final run printed %s", killed, strings.TrimSpace(string(out)))
+}
+
+func backfillHelper(uri string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MONGOMIG_HELPER_URI="+uri, "MONGOMIG_HELPER_MODE=backfill")
+	return cmd
+}
+
+// helperBackfill is the backfill process TestBackfillKilledRepeatedly kills.
+func helperBackfill(db *mongo.Database) int {
+	r, err := runner.New(db, counterFS, runner.WithVersionOptions(version.WithFunc("incN", incN)),
+		runner.WithLockLease(time.Second), runner.WithLockWait(time.Minute))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 500})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c := res.Collections[0]
+	fmt.Printf("upgraded %d, total %d, resumed %v, proven %v\n", c.Upgraded, c.TotalUpgraded, c.Resumed, c.Proven)
+	return 0
+}
+
+// TestBackfillWithWritersMongoDB runs application writers during a
+// backfill on a real MongoDB: no write is lost.
+func TestBackfillWithWritersMongoDB(t *testing.T) {
+	uri := os.Getenv("MONGOMIG_TEST_URI")
+	if uri == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: truly concurrent writers need MongoDB's atomic updates (the sandbox interleaving is TestBackfillConcurrentWriterNeverOverwritten)")
+	}
+	ctx := context.Background()
+	db := sandboxtest.Connect(t, uri).Database("mongomig_test_backfill")
+	_ = db.Drop(ctx)
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	const docs = 500
+	insertItems(t, db, docs)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	const writers = 4
+	incs := make([]int, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := db.Collection("items").UpdateOne(ctx, bson.D{{Key: "i", Value: int32(rand.IntN(docs))}}, bson.D{{Key: "$inc", Value: bson.D{{Key: fmt.Sprintf("w%d", w), Value: 1}}}}); err == nil {
+					incs[w]++
+				}
+			}
+		}()
+	}
+	res, err := counterRunner(t, db).Backfill(ctx, runner.BackfillOptions{Batch: 50})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("backfill: %+v", res.Collections[0])
+	checkItems(t, db, docs)
+	for w := 0; w < writers; w++ {
+		pipeline := mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "s", Value: bson.D{{Key: "$sum", Value: fmt.Sprintf("$w%d", w)}}}}}}}
+		cur, err := db.Collection("items").Aggregate(ctx, pipeline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct {
+			S int64 `bson:"s"`
+		}
+		if err := cur.All(ctx, &rows); err != nil || len(rows) != 1 || rows[0].S != int64(incs[w]) {
+			t.Errorf("writer %d: %d increments acknowledged, %v stored (%v): writes lost", w, incs[w], rows, err)
+		}
+	}
+}
