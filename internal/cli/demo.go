@@ -11,12 +11,13 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/migrations"
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func demoCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "walk through dry run, up, a lazy read and status on an embedded sandbox with sample data",
+		Usage: "walk through dry run, up, a lazy read, backfill and status on an embedded sandbox with sample data",
 		Description: "Runs on the embedded sandbox only: --embedded DIR keeps its data in DIR (run it again to\n" +
 			"see `nothing to apply`), otherwise a temporary directory is used and removed.",
 		Action: func(c *cli.Context) error {
@@ -92,14 +93,36 @@ func (e *env) runDemo(ctx context.Context) error {
 		return err
 	}
 
-	step(5, "mongomig status")
+	step(5, "mongomig backfill: upgrade the rest in the background, resumably, never overwriting a concurrent write")
+	o.printf("   Until now the validators accept older versions (the window) until a backfill proves none remain.\n")
+	res, err := s.runner.Backfill(ctx, runner.BackfillOptions{})
+	if err != nil {
+		return err
+	}
+	e.renderBackfill(res)
+
+	step(6, "mongomig up again: nothing pending, and the windows close")
+	tightened, err := s.runner.Up(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range tightened {
+		for _, c := range a.Commands {
+			o.printf("   %s the validator window of %s\n", o.green("closed"), c.Collection)
+		}
+	}
+	if len(tightened) == 0 {
+		o.printf("   nothing to do\n")
+	}
+
+	step(7, "mongomig status")
 	st, err := s.runner.Status(ctx)
 	if err != nil {
 		return err
 	}
 	e.renderStatus(st)
-	o.printf("\nDocuments stay at old versions until read (or until a backfill, not built yet); the\n" +
-		"validators apply to writes. Next: docs/deploying.md, docs/file-format.md.\n")
+	o.printf("\nNext: docs/lazy-upgrades.md (application code), docs/deploying.md (pipelines),\n" +
+		"docs/backfill.md (backfill and the validator window), docs/reports.md (CI reports).\n")
 	return nil
 }
 

@@ -138,7 +138,10 @@ func TestDemo(t *testing.T) {
 		"applied 0004_order_currency_and_tags.yaml",
 		`upgraded: {"_id": {"$oid":"650100000000000000000000"},"name": "Ada Lovelace"`,
 		`"contact": {"email": "ada.lovelace0@example.com"},"status": "active","version": {"$numberInt":"3"}}`,
-		"users      validator of 0003, client-side only (moderate/error); documents v0: 40",
+		"validators accept older versions (the window) until a backfill proves none remain",
+		"done users: 40 documents upgraded to version 3",
+		"closed the validator window of users",
+		"users      validator of 0003, client-side only (moderate/error), window closed; documents v3: 40",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q", want)

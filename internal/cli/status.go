@@ -76,6 +76,9 @@ func (e *env) renderStatus(st *runner.Status) {
 			if c.Level != "" || c.Action != "" {
 				validator += fmt.Sprintf(" (%s/%s)", orDash(c.Level), orDash(c.Action))
 			}
+			if c.Window != "" {
+				validator += ", window " + c.Window
+			}
 		}
 		var docs []string
 		for _, d := range c.Documents {

@@ -78,7 +78,13 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 	}
 	var clientSide []string
 	for _, a := range applied {
-		e.out.printf("%s %s\n", e.out.green("applied"), a.File)
+		if a.Direction == "tighten" {
+			for _, c := range a.Commands {
+				e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
+			}
+		} else {
+			e.out.printf("%s %s\n", e.out.green("applied"), a.File)
+		}
 		clientSide = append(clientSide, a.ClientSideValidators...)
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
@@ -166,6 +172,9 @@ func (e *env) renderPlan(p *runner.Plan) error {
 	}
 	if len(p.Migrations) == 0 {
 		o.printf("nothing to %s: the database is at version %d\n", verb, p.Current)
+		for _, c := range p.Tighten {
+			o.printf("would close the validator window of %s (a backfill proved no older document remains):\n  %s\n", c.Collection, c.Text)
+		}
 		return nil
 	}
 	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %d migration%s\n",

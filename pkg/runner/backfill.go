@@ -89,12 +89,16 @@ type BackfillResult struct {
 
 // checkpoint is the stored progress of one collection's backfill.
 type checkpoint struct {
-	Collection string    `bson:"_id"`
-	Target     int64     `bson:"target"`
-	LastID     any       `bson:"lastId"`
-	Upgraded   int64     `bson:"upgraded"`
-	Done       bool      `bson:"done"`
-	UpdatedAt  time.Time `bson:"updatedAt"`
+	Collection string `bson:"_id"`
+	Target     int64  `bson:"target"`
+	LastID     any    `bson:"lastId"`
+	Upgraded   int64  `bson:"upgraded"`
+	Done       bool   `bson:"done"`
+	// Proven: after a complete walk no document below Target remained.
+	Proven bool `bson:"proven"`
+	// Tightened: up has closed the validator window for Target.
+	Tightened bool      `bson:"tightened"`
+	UpdatedAt time.Time `bson:"updatedAt"`
 }
 
 // Backfill upgrades the documents below the current version of each
@@ -181,7 +185,7 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	case cp.Done:
 		// A finished walk: walk again from the start (only documents still
 		// below target match: failures, and old writers' documents).
-		cp = checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded}
+		cp = checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}
 	default:
 		cb.Resumed = cp.LastID != nil
 	}
@@ -276,15 +280,14 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	cb.Complete = true
 	cp.Done = true
-	if err := save(); err != nil {
-		return cb, err
-	}
 	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err != nil {
+		_ = save()
 		return cb, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
 	}
 	cb.Proven = left == 0
-	return cb, nil
+	cp.Proven = cb.Proven
+	return cb, save()
 }
 
 // readBatch reads up to n documents in _id order with a query of its own

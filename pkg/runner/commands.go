@@ -17,6 +17,8 @@ type Command struct {
 	Text string `json:"command"`
 	// Index is the index created or dropped, for index commands.
 	Index string `json:"index,omitempty"`
+	// Tighten marks a collMod that closes a validator window.
+	Tighten bool `json:"tighten,omitempty"`
 }
 
 func newCommand(coll, name, index string, doc bson.D) Command {
@@ -85,11 +87,17 @@ func createIndexCommand(coll string, idx migration.Index) Command {
 
 // upCommands are the commands that apply m, given which collections exist.
 // Validators first (create or collMod), then index drops, then creates.
-func upCommands(m *migration.Migration, exists map[string]bool) []Command {
+// window turns a collection's validator into the one to send (see
+// Runner.windowFor).
+func upCommands(m *migration.Migration, exists map[string]bool, window func(coll string, v bson.D) (bson.D, error)) ([]Command, error) {
 	var cmds []Command
 	for _, c := range m.Collections {
 		if hasValidatorChange(c) {
-			fields := validatorFields(c.Validator, c.ValidationLevel, c.ValidationAction)
+			v, err := window(c.Name, c.Validator)
+			if err != nil {
+				return nil, err
+			}
+			fields := validatorFields(v, c.ValidationLevel, c.ValidationAction)
 			if exists[c.Name] {
 				cmds = append(cmds, collModCommand(c.Name, fields))
 			} else {
@@ -105,7 +113,7 @@ func upCommands(m *migration.Migration, exists map[string]bool) []Command {
 			exists[c.Name] = true
 		}
 	}
-	return cmds
+	return cmds, nil
 }
 
 // validatorState is what the migrations up to some version declare for a
@@ -166,13 +174,13 @@ func indexBefore(ms []*migration.Migration, coll, name string, v int64) (migrati
 // downCommands revert m's validators and indexes to the state the earlier
 // migrations declare. An index m dropped that no earlier migration created
 // cannot be recreated; it is returned in unknown.
-func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool) (cmds []Command, unknown []string) {
+func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, v bson.D, at int64) bson.D) (cmds []Command, unknown []string) {
 	for _, c := range m.Collections {
 		if hasValidatorChange(c) && exists[c.Name] {
 			prev := stateBefore(ms, c.Name, m.Version)
 			var fields bson.D
 			if c.Validator != nil {
-				v := prev.validator
+				v := window(c.Name, prev.validator, m.Version-1)
 				if v == nil {
 					v = bson.D{} // no validator before: remove it
 				}

@@ -107,7 +107,7 @@ func hasVersion(ms []*migration.Migration, v int64) bool {
 
 func (r *Runner) revert(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
 	start := time.Now()
-	cmds, unknown := downCommands(r.migrations, m, exists)
+	cmds, unknown := downCommands(r.migrations, m, exists, r.windowAt)
 	if len(unknown) > 0 {
 		return Applied{}, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration",
 			m.File, strings.Join(unknown, ", "))

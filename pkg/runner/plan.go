@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -22,6 +24,9 @@ type Plan struct {
 	Current    int64              `json:"current"`
 	Target     int64              `json:"target"`
 	Migrations []PlannedMigration `json:"migrations"`
+	// Tighten are the commands that close validator windows a backfill
+	// proved unnecessary (only when nothing is pending).
+	Tighten []Command `json:"tighten,omitempty"`
 	// Notes are things the reader should know (the server will refuse
 	// validators, say).
 	Notes []string `json:"notes,omitempty"`
@@ -46,8 +51,17 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	}
 	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
 	for _, m := range pending {
-		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: upCommands(m, exists)})
+		cmds, err := upCommands(m, exists, func(coll string, v bson.D) (bson.D, error) { return r.windowFor(ctx, coll, v, m.Version) })
+		if err != nil {
+			return nil, err
+		}
+		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		p.Target = m.Version
+	}
+	if len(pending) == 0 {
+		if p.Tighten, err = r.tightenCommands(ctx, st.applied); err != nil {
+			return nil, err
+		}
 	}
 	r.serverNotes(ctx, p, pending)
 	return p, nil
@@ -70,7 +84,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
 			continue
 		}
-		cmds, unknown := downCommands(r.migrations, m, exists)
+		cmds, unknown := downCommands(r.migrations, m, exists, r.windowAt)
 		if len(unknown) > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("%s dropped %v, which no earlier migration created: down will refuse", m.File, unknown))
 		}

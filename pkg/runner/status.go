@@ -54,6 +54,10 @@ type CollectionStatus struct {
 	CurrentVersion int64          `json:"currentVersion"`
 	TargetVersion  int64          `json:"targetVersion"`
 	Documents      []VersionCount `json:"documents"`
+	// Window is "open" while the validator also accepts documents below
+	// CurrentVersion, "closed" once a backfill proved none remain and up
+	// tightened it, "" when the collection has no versioned validator.
+	Window string `json:"window,omitempty"`
 }
 
 // Status is the state of the database against the migration files.
@@ -166,6 +170,16 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 			return nil, err
 		}
 		cs.Documents = docs
+		if cs.ValidatorFrom > 0 && r.docVersionAt(name, cs.ValidatorFrom) > 0 {
+			cs.Window = "open"
+			cp, err := r.readCheckpoint(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			if cp != nil && cp.Tightened && cp.Target == r.docVersionAt(name, cs.ValidatorFrom) {
+				cs.Window = "closed"
+			}
+		}
 		out = append(out, cs)
 	}
 	return out, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -93,9 +95,48 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err err
 			}
 			applied = append(applied, a)
 		}
+		t, err := r.tighten(ctx)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			applied = append(applied, *t)
+		}
 		return nil
 	})
 	return applied, err
+}
+
+// tighten closes the validator windows a backfill proved unnecessary.
+func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
+	ledger, err := r.readLedger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := r.tightenCommands(ctx, ledger)
+	if err != nil || len(cmds) == 0 {
+		return nil, err
+	}
+	results, clientSide, err := r.runAll(ctx, 0, "validator window", "up", cmds)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cmds {
+		if err := r.markTightened(ctx, c.Collection); err != nil {
+			return nil, err
+		}
+		r.cfg.events(Event{Kind: EventCommand, Collection: c.Collection, Command: c.Name, Message: c.Collection + ": validator window closed (no document below the current version remains)"})
+	}
+	return &Applied{Direction: "tighten", Commands: results, ClientSideValidators: clientSide}, nil
+}
+
+func (r *Runner) migrationByVersion(v int64) *migration.Migration {
+	for _, m := range r.migrations {
+		if m.Version == v {
+			return m
+		}
+	}
+	return nil
 }
 
 // pending checks the ledger against the files and returns what Up would
@@ -130,7 +171,10 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
 	start := time.Now()
 	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "applying " + m.File})
-	cmds := upCommands(m, exists)
+	cmds, err := upCommands(m, exists, func(coll string, v bson.D) (bson.D, error) { return r.windowFor(ctx, coll, v, m.Version) })
+	if err != nil {
+		return Applied{}, err
+	}
 	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "up", cmds)
 	if err != nil {
 		return Applied{}, err
