@@ -1,5 +1,16 @@
 package runner
 
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
 // SetHook lets tests run code (such as killing the process) at points of a
 // run: "command" after each command, "recorded" after each ledger entry.
 func SetHook(r *Runner, fn func(point string, version int64, i int)) { r.hook = fn }
+
+// UpgradeModels exposes the backfill's per-batch client work to benchmarks.
+func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
+	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{})
+	return models
+}

@@ -34,11 +34,12 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 	if !ok {
 		return Delta{}, ErrNoID
 	}
-	filter := bson.D{{Key: "_id", Value: id}}
+	// One allocation each for the filter and the $set/$unset lists: a
+	// document has few fields, so lookups are linear scans, not maps.
+	filter := make(bson.D, 1, len(after)+len(before)+1)
+	filter[0] = bson.E{Key: "_id", Value: id}
 	var sets, unsets bson.D
-	seen := make(map[string]bool, len(after))
 	for _, e := range after {
-		seen[e.Key] = true
 		old, had := lookupD(before, e.Key)
 		if had && sameValue(old, e.Value) {
 			continue
@@ -46,11 +47,17 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 		if e.Key == "_id" {
 			return Delta{}, errors.New("the upgrade changed _id")
 		}
+		if sets == nil {
+			sets = make(bson.D, 0, len(after))
+		}
 		sets = append(sets, e)
 		filter = append(filter, guard(e.Key, old, had))
 	}
 	for _, e := range before {
-		if !seen[e.Key] {
+		if _, kept := lookupD(after, e.Key); !kept {
+			if unsets == nil {
+				unsets = make(bson.D, 0, len(before))
+			}
 			unsets = append(unsets, bson.E{Key: e.Key, Value: ""})
 			filter = append(filter, guard(e.Key, e.Value, true))
 		}
