@@ -24,11 +24,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 300000x -count $(BENCHCOUNT) ./pkg/version | tee bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'Validate100k' -benchtime 3x -count 5 ./pkg/validator | tee -a bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ValidateParallel' -benchtime 200000x -count 3 -cpu 1,2 ./pkg/validator | tee -a bench.out
+	$(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
 
-## bench-report: end-to-end report vs a plain scan on the sandbox, and peak heap at 10k and 200k
-## documents (slow: loads 200k documents into the sandbox)
+## bench-report: end to end on the sandbox: report vs a plain scan, backfill vs a hand-tuned
+## baseline, and the report's peak heap at 10k and 200k documents (slow: several minutes)
 bench-report:
-	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 2 -timeout 30m ./pkg/runner | tee bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
