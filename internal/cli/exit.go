@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // Exit codes, as DESIGN.md's command-line contract fixes them.
@@ -49,6 +50,10 @@ func exitCode(err error) int {
 	}
 	var list migration.ErrorList
 	if errors.As(err, &list) {
+		return ExitUsage
+	}
+	var invalid *runner.InvalidFilesError
+	if errors.As(err, &invalid) {
 		return ExitUsage
 	}
 	return ExitFailure

@@ -57,6 +57,17 @@ func (p *parser) parse(data []byte) *Migration {
 		p.add(Pos{}, "start from the template `mongomig create NAME` writes", "file is empty")
 		return m
 	}
+	if strings.HasSuffix(strings.ToLower(p.file), ".json") {
+		// YAML accepts what JSON does not (trailing commas, comments):
+		// a .json file must be JSON.
+		var v any
+		var se *json.SyntaxError
+		if err := json.Unmarshal(data, &v); errors.As(err, &se) {
+			line, col := lineCol(data, int(se.Offset))
+			p.add(Pos{Line: line, Column: col}, "fix the JSON syntax (or use .yaml for YAML)", "syntax error: %s", se.Error())
+			return m
+		}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -42,6 +43,15 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 	}
+	// Nothing is applied from a directory that does not lint: the same
+	// checks, the same messages.
+	lint, err := Lint(fsys, cfg.versionOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if !lint.OK() {
+		return nil, &InvalidFilesError{Report: lint}
+	}
 	ms, err := migration.Load(fsys)
 	if err != nil {
 		return nil, err
@@ -51,6 +61,27 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 		return nil, err
 	}
 	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg}, nil
+}
+
+// InvalidFilesError is returned by [New] for a migration directory with
+// lint errors; Report has every problem with its position.
+type InvalidFilesError struct {
+	Report *LintReport
+}
+
+func (e *InvalidFilesError) Error() string {
+	var lines []string
+	for _, p := range e.Report.Problems {
+		if p.Severity != SeverityError {
+			continue
+		}
+		l := p.Location() + ": " + p.Message
+		if p.Hint != "" {
+			l += "; " + p.Hint
+		}
+		lines = append(lines, l)
+	}
+	return fmt.Sprintf("invalid migration files (%d error%s; nothing was applied):\n%s", e.Report.Errors, map[bool]string{true: "s"}[e.Report.Errors != 1], strings.Join(lines, "\n"))
 }
 
 // Migrations are the loaded migrations in version order.

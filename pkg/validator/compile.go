@@ -99,7 +99,14 @@ func reportedAt(errs SchemaErrors, path string) bool {
 
 func metaMessage(ve *jsonschema.ValidationError) string {
 	key := ve.InstanceLocation[strings.LastIndexByte(ve.InstanceLocation, '/')+1:]
-	return fmt.Sprintf("invalid value for %s: %s", key, ve.Message)
+	msg := fmt.Sprintf("invalid value for %s: %s", key, ve.Message)
+	var want, got string
+	if n, _ := fmt.Sscanf(strings.ReplaceAll(ve.Message, ",", ""), "expected %s but got %s", &want, &got); n == 2 {
+		msg += fmt.Sprintf("; write a %s", want)
+	} else if strings.Contains(ve.Message, ">=") || strings.Contains(ve.Message, "minimum") {
+		msg += "; write a value the draft 4 meta-schema allows"
+	}
+	return msg
 }
 
 // sortByDocumentOrder orders errors as their paths appear in the schema.

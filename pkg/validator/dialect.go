@@ -95,7 +95,7 @@ func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").
 func (d *dialect) schema(v any, path string) {
 	obj, ok := v.(*object)
 	if !ok {
-		d.add(path, "a schema must be an object, found %s", describe(v))
+		d.add(path, "a schema must be an object, found %s; write a mapping such as {bsonType: string}", describe(v))
 		return
 	}
 	if obj.has("type") && obj.has("bsonType") {
@@ -108,7 +108,11 @@ func (d *dialect) schema(v any, path string) {
 			continue
 		}
 		if !contains(Keywords, kv.key) {
-			d.add(kp, "unknown $jsonSchema keyword %q (MongoDB refuses it)%s", kv.key, closest(kv.key, Keywords))
+			hint := closest(kv.key, Keywords)
+			if hint == "" {
+				hint = "; remove it (see the keywords MongoDB accepts in docs/file-format.md)"
+			}
+			d.add(kp, "unknown $jsonSchema keyword %q (MongoDB refuses it)%s", kv.key, hint)
 			continue
 		}
 		d.keyword(kv.key, kv.value, kp)
@@ -124,7 +128,7 @@ func (d *dialect) keyword(key string, v any, path string) {
 	case "properties", "patternProperties":
 		obj, ok := v.(*object)
 		if !ok {
-			d.add(path, "%s must be an object of schemas, found %s", key, describe(v))
+			d.add(path, "%s must be an object of schemas, found %s; write {field: {bsonType: ...}}", key, describe(v))
 			return
 		}
 		for _, kv := range obj.pairs {
@@ -148,7 +152,7 @@ func (d *dialect) keyword(key string, v any, path string) {
 	case "allOf", "anyOf", "oneOf":
 		arr, ok := v.([]any)
 		if !ok || len(arr) == 0 {
-			d.add(path, "%s must be a non-empty array of schemas, found %s", key, describe(v))
+			d.add(path, "%s must be a non-empty array of schemas, found %s; list at least one schema, or remove %s", key, describe(v), key)
 			return
 		}
 		for i, item := range arr {
@@ -159,7 +163,7 @@ func (d *dialect) keyword(key string, v any, path string) {
 	case "dependencies":
 		obj, ok := v.(*object)
 		if !ok {
-			d.add(path, "dependencies must be an object, found %s", describe(v))
+			d.add(path, "dependencies must be an object, found %s; write {field: [other, fields]} or {field: {schema}}", describe(v))
 			return
 		}
 		for _, kv := range obj.pairs {
@@ -173,23 +177,23 @@ func (d *dialect) keyword(key string, v any, path string) {
 		}
 	case "enum":
 		if arr, ok := v.([]any); !ok || len(arr) == 0 {
-			d.add(path, "enum must be a non-empty array, found %s", describe(v))
+			d.add(path, "enum must be a non-empty array, found %s; list the allowed values", describe(v))
 		}
 	case "required":
 		arr, ok := v.([]any)
 		if !ok || len(arr) == 0 {
-			d.add(path, "required must be a non-empty array of field names, found %s", describe(v))
+			d.add(path, "required must be a non-empty array of field names, found %s; list the required fields, or remove required", describe(v))
 			return
 		}
 		seen := map[string]bool{}
 		for i, item := range arr {
 			s, ok := item.(string)
 			if !ok {
-				d.add(fmt.Sprintf("%s/%d", path, i), "required lists field names (strings), found %s", describe(item))
+				d.add(fmt.Sprintf("%s/%d", path, i), "required lists field names (strings), found %s; quote it", describe(item))
 				continue
 			}
 			if seen[s] {
-				d.add(fmt.Sprintf("%s/%d", path, i), "field %q is listed twice in required (MongoDB refuses duplicates)", s)
+				d.add(fmt.Sprintf("%s/%d", path, i), "field %q is listed twice in required (MongoDB refuses duplicates); remove one", s)
 			}
 			seen[s] = true
 		}
@@ -204,12 +208,12 @@ func (d *dialect) typeNames(v any, path string, valid []string, key string) {
 		names = []any{t}
 	case []any:
 		if len(t) == 0 {
-			d.add(path, "%s must name at least one type", key)
+			d.add(path, "%s must name at least one type; write a type name such as string", key)
 			return
 		}
 		names = t
 	default:
-		d.add(path, "%s must be a type name or an array of them, found %s", key, describe(v))
+		d.add(path, "%s must be a type name or an array of them, found %s; write e.g. %s: string", key, describe(v), key)
 		return
 	}
 	seen := map[string]bool{}
@@ -221,13 +225,17 @@ func (d *dialect) typeNames(v any, path string, valid []string, key string) {
 		s, ok := n.(string)
 		switch {
 		case !ok:
-			d.add(p, "%s lists type names (strings), found %s", key, describe(n))
+			d.add(p, "%s lists type names (strings), found %s; write e.g. [string, null]", key, describe(n))
 		case key == "type" && s == "integer":
 			d.add(p, "MongoDB does not support type: integer; use bsonType: int, or bsonType: [int, long] for any integer")
 		case !contains(valid, s):
-			d.add(p, "unknown %s %q%s", key, s, closest(s, valid))
+			hint := closest(s, valid)
+			if hint == "" {
+				hint = "; valid: " + strings.Join(valid, ", ")
+			}
+			d.add(p, "unknown %s %q%s", key, s, hint)
 		case seen[s]:
-			d.add(p, "%s lists %q twice", key, s)
+			d.add(p, "%s lists %q twice; remove one", key, s)
 		}
 		seen[s] = true
 	}
