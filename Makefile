@@ -5,11 +5,12 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test vet build bench bench-report fuzz sandbox-info lint-samples clean
+.PHONY: test vet build bench bench-report fuzz fuzz-pass sandbox-info lint-samples clean
 
-## test: vet and run every test (what .ci/run runs)
+## test: vet, run every test, and a short pass of every fuzz target (what .ci/run runs)
 test: vet
 	$(GO) test -count=1 $(PKGS)
+	$(MAKE) fuzz-pass FUZZTIME=3s
 
 vet:
 	$(GO) vet $(PKGS)
@@ -33,10 +34,17 @@ bench-report:
 	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
 
-## fuzz: run each fuzz target for FUZZTIME (default 30s)
+## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
+## then run as regression tests in every `go test`
 fuzz:
+	$(MAKE) fuzz-pass FUZZTIME=$(FUZZTIME)
+
+fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/migration
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./pkg/validator
+	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
+	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
+	$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version
 
 ## sandbox-info: the tool against the embedded sandbox in .sandbox/
 sandbox-info:

@@ -148,3 +148,26 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidate feeds arbitrary bytes as a document to a realistic schema:
+// never a panic, malformed BSON is one "bson" failure.
+func FuzzValidate(f *testing.F) {
+	var schema bson.D
+	if err := bson.UnmarshalExtJSON([]byte(`{"bsonType": "object", "required": ["a"], "properties": {"a": {"bsonType": ["int", "string"], "minimum": 1, "maxLength": 3}, "b": {"items": {"enum": [1, "x", null]}, "uniqueItems": true}, "c": {"patternProperties": {"^x": {"type": "number"}}, "additionalProperties": false}}}`), false, &schema); err != nil {
+		f.Fatal(err)
+	}
+	s, err := validator.Compile(schema)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, d := range []bson.D{{{Key: "a", Value: int32(2)}}, {{Key: "b", Value: bson.A{1, 1}}}, {{Key: "c", Value: bson.D{{Key: "xa", Value: "s"}}}}} {
+		b, _ := bson.Marshal(d)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fs := s.Validate(data)
+		if bson.Raw(data).Validate() != nil && (len(fs) != 1 || fs[0].Rule != "bson") {
+			t.Fatalf("malformed BSON gave %v", fs)
+		}
+	})
+}

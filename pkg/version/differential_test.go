@@ -25,6 +25,7 @@ var differentialDocs = []string{
 	`{"a": {"b": 1}}`,
 	`{"x": 1, "a": {"b": {"c": 1}}}`,
 	`{"a": [1, 2, 3]}`,
+	`{"a": [1, 2, 3], "b": 5}`,
 	`{"a": [{"b": 1}, {"b": 2}]}`,
 	`{"a": [{"c": 1}, 5]}`,
 	`{"a": "str"}`,
@@ -62,6 +63,7 @@ var differentialSteps = []string{
 	`{rename: {a.b: x}}`,
 	`{rename: {x: a.b}}`,
 	`{rename: {a.k: a.b}}`,
+	`{rename: {b: a.0}}`,
 	`{default: {a: 0}}`,
 	`{default: {a.b: 0}}`,
 	`{default: {status: active, a.b: 1}}`,
@@ -83,10 +85,17 @@ type knownDifference struct {
 // reference, "Behavior"); FerretDB removes the element.
 const unsetArrayElement = "$unset of an array element: MongoDB sets it to null, FerretDB removes it"
 
+// renameIntoArray: MongoDB's $rename refuses a target inside an array
+// ("The destination field cannot be an array element", rename_node.cpp);
+// FerretDB sets the element. Found by FuzzStepDifferential.
+const renameIntoArray = "$rename into an array element: MongoDB refuses it, FerretDB applies it"
+
 var knownSandboxDifferences = map[string]knownDifference{
-	`{unset: [a.1]} on {"a": [1, 2, 3]}`:            {unsetArrayElement, `{"a":[1,null,3]}`},
-	`{unset: [a.1]} on {"a": [{"b": 1}, {"b": 2}]}`: {unsetArrayElement, `{"a":[{"b":1},null]}`},
-	`{unset: [a.1]} on {"a": [{"c": 1}, 5]}`:        {unsetArrayElement, `{"a":[{"c":1},null]}`},
+	`{rename: {b: a.0}} on {"a": [1, 2, 3], "b": 5}`: {renameIntoArray, "error"},
+	`{unset: [a.1]} on {"a": [1, 2, 3]}`:             {unsetArrayElement, `{"a":[1,null,3]}`},
+	`{unset: [a.1]} on {"a": [{"b": 1}, {"b": 2}]}`:  {unsetArrayElement, `{"a":[{"b":1},null]}`},
+	`{unset: [a.1]} on {"a": [{"c": 1}, 5]}`:         {unsetArrayElement, `{"a":[{"c":1},null]}`},
+	`{unset: [a.1]} on {"a": [1, 2, 3], "b": 5}`:     {unsetArrayElement, `{"a":[1,null,3],"b":5}`},
 }
 
 func parseStep(t *testing.T, src string) migration.Step {

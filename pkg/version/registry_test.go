@@ -281,3 +281,7 @@ func TestValidate(t *testing.T) {
 		t.Errorf("a collection without validator: %v", err)
 	}
 }
+
+func newRegistryForFuzz() (*version.Registry, error) {
+	return version.New(chainFS, version.WithFunc("splitName", splitName))
+}
