@@ -23,6 +23,11 @@ type Options struct {
 
 	// Logger receives the server's own log records. Nil discards them.
 	Logger *slog.Logger
+
+	// Addr is the TCP address to listen on; empty means a free loopback
+	// port. Tests that restart a server under a running client give the
+	// old address again.
+	Addr string
 }
 
 // Server is a running embedded server. Stop it with [Server.Stop].
@@ -60,8 +65,12 @@ func Start(opts Options) (*Server, error) {
 	// <db>.sqlite file per database in that directory.
 	sqliteURL := (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(abs) + "/"}).String()
 
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
+		Listener:  ferretdb.ListenerConfig{TCP: addr},
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,
 		Logger:    logger,

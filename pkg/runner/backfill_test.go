@@ -244,39 +244,42 @@ func TestBackfillConcurrentWriterNeverOverwritten(t *testing.T) {
 }
 
 // TestBackfillKilledRepeatedly kills a backfill process at random points
-// 10 times, restarting it each time; at the end every document is at the
+// 20 times (MONGOMIG_TRIALS for more), restarting it each time; at the end every document is at the
 // current version, transformed exactly once, and none is lost.
 func TestBackfillKilledRepeatedly(t *testing.T) {
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI()).Database("app")
-	const docs = 300
-	insertItems(t, db, docs)
+	const docs = 150
 	rng := rand.New(rand.NewPCG(7, 7))
-	killed := 0
-	for trial := 0; trial < 10; trial++ {
-		cmd := backfillHelper(srv.URI())
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	killed, n := 0, trials(20)
+	for trial := 0; trial < n; trial++ {
+		_ = db.Collection("items").Drop(context.Background())
+		_, _ = db.Collection(runner.BackfillCollection).DeleteMany(context.Background(), bson.D{})
+		insertItems(t, db, docs)
+		// Kill once or twice in a row at random points, then finish.
+		for k := 0; k < 1+rng.IntN(2); k++ {
+			cmd := backfillHelper(srv.URI())
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Duration(40+rng.IntN(300)) * time.Millisecond)
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+				killed++
+			}
 		}
-		time.Sleep(time.Duration(30+rng.IntN(250)) * time.Millisecond)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
-			killed++
+		out, err := backfillHelper(srv.URI()).CombinedOutput()
+		if err != nil {
+			t.Fatalf("trial %d: final run: %v\n%s", trial, err, out)
 		}
-		// The next process must wait out the dead one's lease (1s).
-		time.Sleep(1100 * time.Millisecond)
+		checkItems(t, db, docs)
 	}
-	if killed < 5 {
-		t.Errorf("only %d of 10 trials killed the process mid-run; the test does not test resumption", killed)
+	if killed < n/2 {
+		t.Errorf("only %d kills landed mid-run in %d trials; the test does not test resumption", killed, n)
 	}
-	out, err := backfillHelper(srv.URI()).CombinedOutput()
-	if err != nil {
-		t.Fatalf("final run: %v\n%s", err, out)
-	}
-	checkItems(t, db, docs)
-	t.Logf("killed %d times; the final run printed %s", killed, strings.TrimSpace(string(out)))
+	t.Logf("backfill: %d trials, %d processes killed mid-run, 0 failures", n, killed)
 }
 
 func backfillHelper(uri string) *exec.Cmd {
@@ -293,7 +296,7 @@ func helperBackfill(db *mongo.Database) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 500})
+	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 300})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -25,19 +25,30 @@ import (
 // by SIGKILL at MONGOMIG_HELPER_KILL ("point:version:index") if given.
 func TestMain(m *testing.M) {
 	if uri := os.Getenv("MONGOMIG_HELPER_URI"); uri != "" {
-		if os.Getenv("MONGOMIG_HELPER_MODE") == "backfill" {
+		switch os.Getenv("MONGOMIG_HELPER_MODE") {
+		case "backfill", "down":
 			client, err := mongo.Connect(options.Client().ApplyURI(uri))
 			if err != nil {
 				os.Exit(1)
 			}
+			if os.Getenv("MONGOMIG_HELPER_MODE") == "down" {
+				os.Exit(helperDown(client.Database("app")))
+			}
 			os.Exit(helperBackfill(client.Database("app")))
+		case "serve":
+			os.Exit(helperServe())
+		case "up-slow":
+			// Pauses after each command, so a test can stop the server mid-run.
+			os.Exit(helperUpWith(uri, "", 100*time.Millisecond))
 		}
 		os.Exit(helperUp(uri, os.Getenv("MONGOMIG_HELPER_KILL")))
 	}
 	os.Exit(m.Run())
 }
 
-func helperUp(uri, killAt string) int {
+func helperUp(uri, killAt string) int { return helperUpWith(uri, killAt, 0) }
+
+func helperUpWith(uri, killAt string, pause time.Duration) int {
 	ctx := context.Background()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri))
 	if err != nil {
@@ -50,12 +61,13 @@ func helperUp(uri, killAt string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if killAt != "" {
+	if killAt != "" || pause > 0 {
 		runner.SetHook(r, func(point string, version int64, i int) {
 			if fmt.Sprintf("%s:%d:%d", point, version, i) == killAt {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				select {} // the signal is on its way
 			}
+			time.Sleep(pause)
 		})
 	}
 	applied, err := r.Up(ctx)
