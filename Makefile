@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test vet build bench bench-report fuzz fuzz-pass sandbox-info lint-samples clean
+.PHONY: test vet build bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
 
 ## test: vet, run every test, and a short pass of every fuzz target (what .ci/run runs)
 test: vet
@@ -45,6 +45,13 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version
+
+## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, and a
+## longer fuzz pass (FUZZTIME, default 2m per target)
+MONGOMIG_TRIALS ?= 100
+reliability:
+	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner | grep -E '^(---|ok|FAIL)|trials|rounds'
+	$(MAKE) fuzz-pass FUZZTIME=$(or $(LONGFUZZ),2m)
 
 ## sandbox-info: the tool against the embedded sandbox in .sandbox/
 sandbox-info:
