@@ -95,18 +95,26 @@ func checkItems(t testing.TB, db *mongo.Database, want int) {
 	}
 }
 
-func TestBackfillSampleData(t *testing.T) {
-	ctx := context.Background()
+// sampleApplied returns a database holding the sample data with every
+// sample migration applied, its command recorder and its runner.
+func sampleApplied(t *testing.T) (*mongo.Database, *recorder, *runner.Runner) {
+	t.Helper()
 	rec := &recorder{}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
-	if _, err := sampledata.Load(ctx, db, 1); err != nil {
+	if _, err := sampledata.Load(context.Background(), db, 1); err != nil {
 		t.Fatal(err)
 	}
 	r := newRunner(t, db, samples(t))
-	if _, err := r.Up(ctx); err != nil {
+	if _, err := r.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return db, rec, r
+}
+
+func TestBackfillSampleData(t *testing.T) {
+	ctx := context.Background()
+	db, rec, r := sampleApplied(t)
 	before := len(rec.named("update"))
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 500})
 	if err != nil {

@@ -5,12 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 func collStatus(st *runner.Status, name string) runner.CollectionStatus {
@@ -27,16 +24,7 @@ func collStatus(st *runner.Status, name string) runner.CollectionStatus {
 // sends the plain schema, once.
 func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
-	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
-	if _, err := sampledata.Load(ctx, db, 1); err != nil {
-		t.Fatal(err)
-	}
-	r := newRunner(t, db, samples(t))
-	if _, err := r.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
+	_, rec, r := sampleApplied(t)
 	st, _ := r.Status(ctx)
 	if w := collStatus(st, "users").Window; w != "open" {
 		t.Errorf("users window after up = %q", w)
