@@ -23,6 +23,7 @@ func backfillCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second (default: no cap)"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)"},
+			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document (throttled by --rate)"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -33,7 +34,7 @@ func backfillCommand(e *env) *cli.Command {
 			}
 			return e.runBackfill(c.Context, runner.BackfillOptions{
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
-				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"),
+				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
 			})
 		},
 	}
@@ -49,6 +50,10 @@ func (e *env) runBackfill(ctx context.Context, opts runner.BackfillOptions) erro
 	opts.Progress = func(p runner.BackfillProgress) {
 		rate := float64(p.Upgraded) / max(p.Elapsed.Seconds(), 0.001)
 		line := fmt.Sprintf("%s: %d upgraded to version %d (%d in all), %.0f docs/s", p.Collection, p.Upgraded, p.Target, p.Total, rate)
+		if p.Remaining >= 0 && rate > 0 {
+			eta := time.Duration(float64(p.Remaining) / rate * float64(time.Second)).Round(time.Second)
+			line += fmt.Sprintf(", %d left, ETA %s", p.Remaining, eta)
+		}
 		switch {
 		case e.streams.ErrIsTerminal:
 			fmt.Fprintf(e.out.err, "\r\033[K%s", line)
@@ -87,8 +92,15 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		if c.Resumed {
 			resumed = " (resumed)"
 		}
-		o.printf("%s %s: %d documents upgraded to version %d%s, %d in all; %d batches, %d round trips\n",
-			state, c.Collection, c.Upgraded, c.Target, resumed, c.TotalUpgraded, c.Batches, c.RoundTrips)
+		server := ""
+		if c.ServerSide > 0 {
+			server = fmt.Sprintf(" (%d on the server, no document sent)", c.ServerSide)
+		}
+		o.printf("%s %s: %d documents upgraded to version %d%s%s, %d in all; %d batches, %d round trips\n",
+			state, c.Collection, c.Upgraded, c.Target, server, resumed, c.TotalUpgraded, c.Batches, c.RoundTrips)
+		if c.ServerSideNote != "" {
+			o.printf("  %s\n", c.ServerSideNote)
+		}
 		if c.Conflicts > 0 {
 			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
 		}

@@ -21,11 +21,11 @@ func TestPasswordNeverShown(t *testing.T) {
 	defer func() { _ = srv.Stop(context.Background()) }()
 	host := strings.TrimPrefix(srv.URI(), "mongodb://")
 	uris := []string{
-		"mongodb://ada:" + secret + "@" + host + "app?serverSelectionTimeoutMS=300",       // credentials refused
-		"mongodb://ada:" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=200",        // unreachable
-		"mongodb://ada:" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=x",          // malformed option
+		"mongodb://ada:" + secret + "@" + host + "app?serverSelectionTimeoutMS=300",                 // credentials refused
+		"mongodb://ada:" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=200",                 // unreachable
+		"mongodb://ada:" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=x",                   // malformed option
 		"mongodb+srv://ada:" + secret + "@no-such-cluster.invalid/app?serverSelectionTimeoutMS=200", // SRV lookup fails
-		"mongodb://ada:" + secret + "@[::1/app",                                              // unparsable
+		"mongodb://ada:" + secret + "@[::1/app",                                                     // unparsable
 	}
 	commands := [][]string{
 		{"info"}, {"status"}, {"status", "--check"}, {"up"}, {"up", "--dry-run"}, {"down"},

@@ -39,6 +39,12 @@ type BackfillOptions struct {
 	MaxTime time.Duration
 	// Progress, if set, is called after every batch.
 	Progress func(BackfillProgress)
+	// ClientSide disables the server-side fast path: every document is read,
+	// upgraded in Go and written back (throttled by Rate). By default
+	// versions whose whole upgrade has an update-operator form are upgraded
+	// on the server with one updateMany per step, which Rate does not
+	// throttle.
+	ClientSide bool
 	// checkpointEvery bounds how often the checkpoint is written (tests).
 	checkpointEvery time.Duration
 }
@@ -74,6 +80,9 @@ type CollectionBackfill struct {
 	// document below Target remained (what tightening the validator needs).
 	Complete bool `json:"complete"`
 	Proven   bool `json:"proven"`
+	// ServerSide counts documents upgraded on the server (no document sent).
+	ServerSide     int64  `json:"serverSide"`
+	ServerSideNote string `json:"serverSideNote,omitempty"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`
 	RoundTrips int64 `json:"roundTrips"`
@@ -203,6 +212,26 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		saved = time.Now()
 		return nil
 	}
+	if !opts.ClientSide {
+		before := cb.Upgraded
+		if err := r.backfillServerSide(ctx, coll, name, cb); err != nil {
+			if ctx.Err() != nil {
+				*stopped = "interrupted"
+				return cb, save()
+			}
+			return cb, err
+		}
+		cp.Upgraded += cb.Upgraded - before
+	}
+	// How many documents the client walk faces, for the progress line's
+	// ETA: counted only when someone watches (it scans on some servers).
+	remaining := int64(-1)
+	if opts.Progress != nil {
+		if n, err := coll.CountDocuments(ctx, r.belowFilter(target)); err == nil {
+			remaining = n
+		}
+	}
+	walkStart := cb.Upgraded
 	failed := map[string]*FailureGroup{}
 	defer func() {
 		for _, g := range failed {
@@ -267,7 +296,11 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 			}
 		}
 		if opts.Progress != nil {
-			opts.Progress(BackfillProgress{Collection: name, Target: target, Upgraded: cb.Upgraded, Total: cp.Upgraded, Remaining: -1, Elapsed: time.Since(start)})
+			left := int64(-1)
+			if remaining >= 0 {
+				left = max(remaining-(cb.Upgraded-walkStart), 0)
+			}
+			opts.Progress(BackfillProgress{Collection: name, Target: target, Upgraded: cb.Upgraded, Total: cp.Upgraded, Remaining: left, Elapsed: time.Since(start)})
 		}
 		if opts.Rate > 0 {
 			// Sleep until the run's average is back under the cap.

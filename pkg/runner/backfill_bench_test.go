@@ -143,7 +143,7 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 	ctx := context.Background()
 	var sent, commands atomic.Int64
 	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		if e.CommandName == "update" || e.CommandName == "find" || e.CommandName == "getMore" {
+		if e.CommandName == "update" || e.CommandName == "find" || e.CommandName == "getMore" || e.CommandName == "aggregate" {
 			sent.Add(int64(len(e.Command)))
 			commands.Add(1)
 		}
@@ -168,12 +168,25 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 		for b.Loop() {
 			db := setup(b)
 			r := newRunner(b, db, samples(b))
-			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch})
+			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch, ClientSide: true})
 			if err != nil || res.Collections[0].Upgraded != n {
 				b.Fatalf("%+v %v", res, err)
 			}
 			c := res.Collections[0]
 			b.ReportMetric(float64(c.RoundTrips)/float64(c.Batches), "trips/batch")
+		}
+		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")
+	})
+	// The server-side fast path on the same data: no document travels.
+	b.Run("serverside", func(b *testing.B) {
+		for b.Loop() {
+			db := setup(b)
+			r := newRunner(b, db, samples(b))
+			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch})
+			if err != nil || res.Collections[0].ServerSide != n {
+				b.Fatalf("%+v %v", res, err)
+			}
 		}
 		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
 		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")

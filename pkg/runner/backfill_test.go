@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,7 +117,7 @@ func TestBackfillSampleData(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
 	before := len(rec.named("update"))
-	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 500})
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 500, ClientSide: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestBackfillSampleData(t *testing.T) {
 	if b, _ := bson.MarshalExtJSON(u, false, false); !strings.Contains(string(b), `"contact":{"email":"ada.lovelace0@example.com"},"status":"active","version":3`) || strings.Contains(string(b), "legacyId") {
 		t.Errorf("backfilled user = %s", b)
 	}
-	again, err := r.Backfill(ctx, runner.BackfillOptions{})
+	again, err := r.Backfill(ctx, runner.BackfillOptions{ClientSide: true})
 	if err != nil || again.Collections[0].Upgraded != 0 || !again.Collections[0].Proven {
 		t.Errorf("second backfill: %+v %v", again, err)
 	}
@@ -191,9 +192,13 @@ func TestBackfillStopsAndResumes(t *testing.T) {
 		t.Fatalf("first run = %+v", res.Collections[0])
 	}
 	runner.SetHook(r, nil)
-	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 20})
+	var left []int64
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 20, Progress: func(p runner.BackfillProgress) { left = append(left, p.Remaining) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(left) != 4 || left[0] != 60 || left[3] != 0 {
+		t.Errorf("remaining after each batch = %v, want 60 40 20 0", left)
 	}
 	c := res.Collections[0]
 	if !c.Resumed || c.Upgraded != 80 || c.TotalUpgraded != 120 || !c.Proven {
@@ -368,4 +373,124 @@ func TestBackfillWithWritersMongoDB(t *testing.T) {
 			t.Errorf("writer %d: %d increments acknowledged, %v stored (%v): writes lost", w, incs[w], rows, err)
 		}
 	}
+}
+
+// allDocs returns every document of every sample collection, sorted by
+// _id, each with its top-level fields sorted by name: new fields written
+// by one update are ordered by name (MongoDB 5+), so the two backfill
+// paths may order top-level fields differently; everything else, embedded
+// documents included, must be identical.
+func allDocs(t *testing.T, db *mongo.Database) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, c := range []string{"users", "orders", "posts", "comments"} {
+		cur, err := db.Collection(c).Find(context.Background(), bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []bson.D
+		if err := cur.All(context.Background(), &docs); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			sort.SliceStable(d, func(i, j int) bool { return d[i].Key < d[j].Key })
+			b, _ := bson.MarshalExtJSON(d, true, false)
+			out[c] = append(out[c], string(b))
+		}
+	}
+	return out
+}
+
+// TestBackfillServerSideMatchesClientSide: the server-side fast path
+// gives byte-for-byte the documents the client path gives, and sends none.
+func TestBackfillServerSideMatchesClientSide(t *testing.T) {
+	ctx := context.Background()
+	dbServer, _, rServer := sampleApplied(t)
+	dbClient, _, rClient := sampleApplied(t)
+	resS, err := rServer.Backfill(ctx, runner.BackfillOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rClient.Backfill(ctx, runner.BackfillOptions{ClientSide: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range resS.Collections {
+		if c.ServerSide != c.Upgraded || c.Upgraded == 0 || c.Batches != 0 || !c.Proven {
+			t.Errorf("%s: server side %d of %d upgraded, %d client batches, proven %v (%s)", c.Collection, c.ServerSide, c.Upgraded, c.Batches, c.Proven, c.ServerSideNote)
+		}
+	}
+	server, client := allDocs(t, dbServer), allDocs(t, dbClient)
+	for coll := range client {
+		if len(server[coll]) != len(client[coll]) {
+			t.Fatalf("%s: %d vs %d documents", coll, len(server[coll]), len(client[coll]))
+		}
+		for i := range client[coll] {
+			if server[coll][i] != client[coll][i] {
+				t.Errorf("%s document %d differs:\n server %s\n client %s", coll, i, server[coll][i], client[coll][i])
+			}
+		}
+	}
+}
+
+// TestBackfillServerSideResumes stops a server-side backfill between two
+// units: a lazy read of a half-upgraded document resumes from its marker
+// and equals the full upgrade, and the next backfill finishes every
+// document exactly as the client path would.
+func TestBackfillServerSideResumes(t *testing.T) {
+	ctx := context.Background()
+	db, _, r := sampleApplied(t)
+	want, _, rc := sampleApplied(t)
+	if _, err := rc.Backfill(ctx, runner.BackfillOptions{ClientSide: true, Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	runner.SetHook(r, func(point string, from int64, k int) {
+		if point == "backfill.unit" && k == 2 {
+			cancel()
+		}
+	})
+	if _, err := r.Backfill(cctx, runner.BackfillOptions{Collections: []string{"users"}}); err == nil {
+		t.Log("the stop landed after the plan (nothing to resume)")
+	}
+	runner.SetHook(r, nil)
+	var half bson.D
+	if err := db.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: sampledata.ID("users", 0)}}).Decode(&half); err != nil {
+		t.Fatal(err)
+	}
+	if _, marked := lookupField(half, version.MarkerField); !marked {
+		t.Fatalf("no document left half-way: %v", half)
+	}
+	lazy, _, err := r.Registry().Upgrade("users", half)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full bson.D
+	if err := want.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: sampledata.ID("users", 0)}}).Decode(&full); err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(lazy, func(i, j int) bool { return lazy[i].Key < lazy[j].Key })
+	sort.SliceStable(full, func(i, j int) bool { return full[i].Key < full[j].Key })
+	lb, _ := bson.Marshal(lazy)
+	fb, _ := bson.Marshal(full)
+	if string(lb) != string(fb) {
+		t.Errorf("lazy resume of a half-upgraded document:\n got %s\nwant %s", bson.Raw(lb), bson.Raw(fb))
+	}
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, exp := allDocs(t, db)["users"], allDocs(t, want)["users"]
+	for i := range exp {
+		if got[i] != exp[i] {
+			t.Errorf("user %d after resume:\n got %s\nwant %s", i, got[i], exp[i])
+		}
+	}
+}
+
+func lookupField(d bson.D, key string) (any, bool) {
+	for _, e := range d {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return nil, false
 }

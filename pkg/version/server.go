@@ -1,6 +1,8 @@
 package version
 
 import (
+	"fmt"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -48,4 +50,97 @@ func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
 		return updates, true
 	}
 	return nil, false
+}
+
+// MarkerField marks a document partway through a server-side upgrade: it
+// holds how many units of its version's [ServerPlan] were applied. Upgrade
+// resumes such a document from there, so a document is never transformed
+// twice, whoever finishes it.
+const MarkerField = "_mongomig_step"
+
+// ServerPlan is the upgrade chain of a collection from one version, as
+// server-side updates: Units in order, each with its Go equivalent.
+type ServerPlan struct {
+	Collection string
+	From, To   int64
+	Units      []ServerUpdate
+	goUnits    []step
+}
+
+// planChain builds the server plan of ch from version from; nil when a
+// step has no update-operator form (copy, func).
+func planChain(coll string, ch *chain, from int64) *ServerPlan {
+	p := &ServerPlan{Collection: coll, From: from, To: ch.current()}
+	for i := range ch.links {
+		l := &ch.links[i]
+		if l.version <= from {
+			continue
+		}
+		if l.missing != "" {
+			return nil
+		}
+		for _, s := range l.steps {
+			switch s.op {
+			case migration.OpSet, migration.OpUnset, migration.OpRename:
+				ups, ok := ServerUpdates(s.src)
+				if !ok || len(ups) != 1 {
+					return nil
+				}
+				p.Units = append(p.Units, ups[0])
+				p.goUnits = append(p.goUnits, s)
+			case migration.OpDefault:
+				// One guarded update per field, in field order: each its own
+				// unit, and its own Go step, so a resume lands between them.
+				for _, f := range s.fields {
+					one := s
+					one.fields = []field{f}
+					p.Units = append(p.Units, ServerUpdate{
+						Guard:  bson.D{{Key: f.path, Value: bson.D{{Key: "$exists", Value: false}}}},
+						Update: bson.D{{Key: "$set", Value: bson.D{{Key: f.path, Value: f.value}}}},
+					})
+					p.goUnits = append(p.goUnits, one)
+				}
+			default:
+				return nil
+			}
+		}
+	}
+	if len(p.Units) == 0 {
+		return nil
+	}
+	return p
+}
+
+// ServerPlan returns the server-side form of coll's upgrade from version
+// from, or false when some step must run in Go (copy, func).
+func (r *Registry) ServerPlan(coll string, from int64) (*ServerPlan, bool) {
+	ch := r.chains[coll]
+	if ch == nil || from >= ch.current() {
+		return nil, false
+	}
+	p := planChain(coll, ch, from)
+	return p, p != nil
+}
+
+// resume finishes the upgrade of a document a server-side backfill left
+// partway (MarkerField = k): the Go equivalents of the plan's units from k,
+// then the version, and the marker removed.
+func (r *Registry) resume(coll string, doc bson.D, from int64, k any) (bson.D, error) {
+	n, ok := versionOf(k, true)
+	p, planned := r.ServerPlan(coll, from)
+	if !ok || !planned || n < 0 || n > int64(len(p.Units)) {
+		id, _ := lookupD(doc, "_id")
+		return nil, fmt.Errorf("%s document %s: %s = %v does not match the upgrade from version %d; remove the field and run backfill again", coll, idString(id), MarkerField, k, from)
+	}
+	out := append(make(bson.D, 0, len(doc)+8), doc...)
+	for i := int(n); i < len(p.goUnits); i++ {
+		var err error
+		if out, err = p.goUnits[i].apply(out); err != nil {
+			id, _ := lookupD(doc, "_id")
+			return nil, &UpgradeError{Collection: coll, ID: id, From: from, Version: p.To, File: "(server-side backfill)", Step: i + 1, Op: string(p.goUnits[i].op), Err: err}
+		}
+	}
+	out = unset(out, []string{MarkerField})
+	out, _ = set(out, r.fieldPath, versionValue(p.To), r.field)
+	return out, nil
 }

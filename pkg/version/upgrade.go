@@ -126,6 +126,13 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		id, _ := lookupD(doc, "_id")
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
+	if k, partway := lookupD(doc, MarkerField); partway {
+		out, err := r.resume(coll, doc, from, k)
+		if err != nil {
+			return doc, false, err
+		}
+		return out, true, nil
+	}
 	extra := 1 // the version field
 	for i := range ch.links {
 		if ch.links[i].version > from {
