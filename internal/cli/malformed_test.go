@@ -11,9 +11,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/sandbox"
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 )
 
 var located = regexp.MustCompile(`^(\d{1,4}_[^:\s]+|[^:\s]+\.(yaml|yml|json)):\d+:\d+: error: `)
@@ -73,22 +72,13 @@ func TestMalformedCatalogue(t *testing.T) {
 		})
 	}
 	// Nothing reached the database.
-	ctx := context.Background()
-	srv, err := sandbox.Start(sandbox.Options{Dir: sandboxDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop(ctx) }()
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = client.Disconnect(ctx) }()
-	names, err := client.Database("app").ListCollectionNames(ctx, bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != 0 {
-		t.Errorf("invalid migrations wrote to the database: collections %v", names)
-	}
+	sandboxtest.InDir(t, sandboxDir, "app", func(db *mongo.Database) {
+		names, err := db.ListCollectionNames(context.Background(), bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(names) != 0 {
+			t.Errorf("invalid migrations wrote to the database: collections %v", names)
+		}
+	})
 }

@@ -10,10 +10,9 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
-	"github.com/mongomig/mongomig/internal/sandbox"
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -22,23 +21,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // version 0.
 func sampleSandbox(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
 	dir := t.TempDir()
-	srv, err := sandbox.Start(sandbox.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sampledata.Load(ctx, client.Database("app"), 1); err != nil {
-		t.Fatal(err)
-	}
-	_ = client.Disconnect(ctx)
-	if err := srv.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if _, err := sampledata.Load(context.Background(), db, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return dir
 }
 

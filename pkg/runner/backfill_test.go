@@ -322,14 +322,8 @@ func helperBackfill(db *mongo.Database) int {
 // TestBackfillWithWritersMongoDB runs application writers during a
 // backfill on a real MongoDB: no write is lost.
 func TestBackfillWithWritersMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: truly concurrent writers need MongoDB's atomic updates (the sandbox interleaving is TestBackfillConcurrentWriterNeverOverwritten)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_backfill", "truly concurrent writers need MongoDB's atomic updates (the sandbox interleaving is TestBackfillConcurrentWriterNeverOverwritten)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_backfill")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	const docs = 500
 	insertItems(t, db, docs)
 	var wg sync.WaitGroup

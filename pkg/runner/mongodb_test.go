@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,14 +16,8 @@ import (
 // MONGOMIG_TEST_URI and checks what the sandbox cannot: the server
 // enforces the validators mongomig sent, with their level and action.
 func TestUpEnforcesOnMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: no real MongoDB to check validator enforcement on (the commands sent are checked on the sandbox by TestUpFromEmptyThenNothingPending)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_runner", "no real MongoDB to check validator enforcement on (the commands sent are checked on the sandbox by TestUpFromEmptyThenNothingPending)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_runner")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	applied, err := newRunner(t, db, samples(t)).Up(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +67,8 @@ func isValidationFailure(err error) bool {
 // documents failing the schema must agree with the server's $jsonSchema
 // count.
 func TestReportCrossCheckOnMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: the server cross-check needs $jsonSchema queries (the sandbox reports it unavailable, tested in TestReportOnSampleData)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_report", "the server cross-check needs $jsonSchema queries (the sandbox reports it unavailable, tested in TestReportOnSampleData)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_report")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}

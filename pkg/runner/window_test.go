@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
@@ -68,14 +67,8 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 // server: inside it an old document may be written, a current one must be
 // valid; after tightening, old ones are refused.
 func TestValidatorWindowOnMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: the window's enforcement needs a server with validators (the exact commands are checked by TestValidatorWindowTightensAfterBackfill)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestValidatorWindowTightensAfterBackfill)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_window")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	r := newRunner(t, db, samples(t))
 	if _, err := r.UpTo(ctx, 3); err != nil {
 		t.Fatal(err)

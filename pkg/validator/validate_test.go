@@ -3,7 +3,6 @@ package validator_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -79,14 +78,8 @@ func TestFailureDetails(t *testing.T) {
 // TestCorpusOnMongoDB runs every case as a $jsonSchema query on the real
 // MongoDB named by MONGOMIG_TEST_URI: the server must agree on valid or not.
 func TestCorpusOnMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: the corpus is checked against MongoDB's documented behaviour only (the sandbox has no $jsonSchema queries)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_corpus", "the corpus is checked against MongoDB's documented behaviour only (the sandbox has no $jsonSchema queries)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_corpus")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	for i, tc := range corpus {
 		// One collection per case, so documents with an explicit _id do not
 		// collide; a document without _id gets one, as on any insert (the

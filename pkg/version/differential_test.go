@@ -3,7 +3,6 @@ package version_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -227,11 +226,5 @@ func TestDifferentialSandbox(t *testing.T) {
 // TestDifferentialMongoDB is the same comparison against a real MongoDB,
 // where no difference is tolerated.
 func TestDifferentialMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: no real MongoDB to compare the declarative steps with (the sandbox comparison is TestDifferentialSandbox)")
-	}
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_differential")
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	differential(t, db, nil)
+	differential(t, sandboxtest.MongoDB(t, "mongomig_test_differential", "no real MongoDB to compare the declarative steps with (the sandbox comparison is TestDifferentialSandbox)"), nil)
 }

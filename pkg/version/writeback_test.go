@@ -2,7 +2,6 @@ package version_test
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 
@@ -97,14 +96,8 @@ func TestWriteBackInterleavings(t *testing.T) {
 // increment a counter on a real MongoDB: every increment survives, and
 // exactly one write-back per document wins.
 func TestWriteBackConcurrentMongoDB(t *testing.T) {
-	uri := os.Getenv("MONGOMIG_TEST_URI")
-	if uri == "" {
-		t.Skip("MONGOMIG_TEST_URI is not set: truly concurrent write-back needs MongoDB's atomic updates (the sandbox interleavings are TestWriteBackInterleavings)")
-	}
+	db := sandboxtest.MongoDB(t, "mongomig_test_writeback", "truly concurrent write-back needs MongoDB's atomic updates (the sandbox interleavings are TestWriteBackInterleavings)")
 	ctx := context.Background()
-	db := sandboxtest.Connect(t, uri).Database("mongomig_test_writeback")
-	_ = db.Drop(ctx)
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	coll := db.Collection("users")
 	r := newRegistry(t)
 	const docs, upgraders, incs = 50, 4, 20

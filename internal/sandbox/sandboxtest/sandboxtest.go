@@ -4,6 +4,7 @@ package sandboxtest
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -57,4 +58,38 @@ func Database(t testing.TB, name string) *mongo.Database {
 	t.Helper()
 	s := Start(t)
 	return Connect(t, s.URI()).Database(name)
+}
+
+// MongoDB returns database name on the real MongoDB named by
+// MONGOMIG_TEST_URI, dropped before the test and after it. Without the
+// variable the test is skipped with why, which names what the sandbox test
+// covers instead.
+func MongoDB(t testing.TB, name, why string) *mongo.Database {
+	t.Helper()
+	uri := os.Getenv("MONGOMIG_TEST_URI")
+	if uri == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: " + why)
+	}
+	db := Connect(t, uri).Database(name)
+	_ = db.Drop(context.Background())
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	return db
+}
+
+// InDir starts a server on dir, hands fn its database name, and stops it:
+// for tests that prepare or inspect a sandbox directory a command uses.
+func InDir(t testing.TB, dir, name string, fn func(db *mongo.Database)) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Stop(ctx) }()
+	c, err := mongo.Connect(options.Client().ApplyURI(s.URI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Disconnect(ctx) }()
+	fn(c.Database(name))
 }
