@@ -28,11 +28,11 @@ bench:
 	$(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
 
 ## bench-report: end to end on the sandbox: report vs a plain scan, backfill vs a hand-tuned
-## baseline, and the report's peak heap at 10k and 200k documents (slow: several minutes)
+## baseline, peak heap of a report (10k, 200k documents) and of a backfill (2k, 20k) (slow: ~10 minutes)
 bench-report:
 	$(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 2 -timeout 30m ./pkg/runner | tee bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
-	$(GO) test -run '^$$' -bench 'ReportMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
+	$(GO) test -run '^$$' -bench 'ReportMemory|BackfillMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
 ## then run as regression tests in every `go test`

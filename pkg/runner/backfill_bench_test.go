@@ -3,8 +3,10 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
@@ -225,4 +227,60 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
 		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")
 	})
+}
+
+// BenchmarkBackfillMemory reports the peak heap while a backfill walks
+// 2k and 20k documents on the read path: documents whose upgrade fails
+// (contact is a string, so the rename into contact.email cannot apply), so
+// every batch is read and nothing is written — the sandbox's guarded writes
+// would take hours at 20k. Memory must not grow with the collection: a
+// batch at a time, failures grouped with five example ids. The sandbox
+// runs in a process of its own, so only the backfill's heap is measured
+// (FerretDB sorts each query's result in memory).
+func BenchmarkBackfillMemory(b *testing.B) {
+	for _, n := range []int{2_000, 20_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			ctx := context.Background()
+			server, uri := serveProcess(b, b.TempDir(), "")
+			b.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+			db := sandboxtest.Connect(b, uri).Database("app")
+			docs := make([]any, 0, 1000)
+			for i := 0; i < n; i++ {
+				docs = append(docs, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "name", Value: fmt.Sprint("user ", i)}, {Key: "email", Value: "e@x"}, {Key: "contact", Value: "not a document"}})
+				if len(docs) == cap(docs) || i == n-1 {
+					if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
+						b.Fatal(err)
+					}
+					docs = docs[:0]
+				}
+			}
+			r := newRunner(b, db, samples(b))
+			var peak uint64
+			for b.Loop() {
+				runtime.GC()
+				stop := make(chan struct{})
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					var ms runtime.MemStats
+					for {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, ms.HeapAlloc)
+						select {
+						case <-stop:
+							return
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				}()
+				res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, ClientSide: true, Batch: 50})
+				close(stop)
+				<-done
+				if err != nil || res.Collections[0].Failed[0].Count != int64(n) {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
 }

@@ -218,7 +218,7 @@ func TestFaultServerRestartedUnderUp(t *testing.T) {
 
 // serveProcess runs a sandbox in a child process (so a test can kill it
 // like a crashed server) and returns it with its URI.
-func serveProcess(t *testing.T, dir, addr string) (*exec.Cmd, string) {
+func serveProcess(t testing.TB, dir, addr string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "MONGOMIG_HELPER_URI=serve", "MONGOMIG_HELPER_MODE=serve", "MONGOMIG_SERVE_DIR="+dir, "MONGOMIG_SERVE_ADDR="+addr)
