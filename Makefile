@@ -7,10 +7,12 @@ PKGS     := ./...
 
 .PHONY: test vet build bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
 
-## test: vet, run every test, and a short pass of every fuzz target (what .ci/run runs)
+## test: vet, run every test, and a short pass of the fuzz targets (what .ci/run runs).
+## FuzzStepDifferential is left out of the short pass: it explores a third-party server's
+## behaviour, and a new FerretDB quirk must not fail CI at random (its seeds still run as tests).
 test: vet
 	$(GO) test -count=1 $(PKGS)
-	$(MAKE) fuzz-pass FUZZTIME=3s
+	$(MAKE) fuzz-pass FUZZTIME=3s FUZZ_DIFFERENTIAL=
 
 vet:
 	$(GO) vet $(PKGS)
@@ -36,6 +38,7 @@ bench-report:
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
 ## then run as regression tests in every `go test`
+FUZZ_DIFFERENTIAL ?= yes
 fuzz:
 	$(MAKE) fuzz-pass FUZZTIME=$(FUZZTIME)
 
@@ -44,7 +47,7 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
-	$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version
+	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 
 ## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, and a
 ## longer fuzz pass (FUZZTIME, default 2m per target)
