@@ -124,9 +124,21 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	if len(names) == 0 {
 		names = r.registry.Collections()
 	}
+	ledger, err := r.readLedger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	applied := maxApplied(ledger)
 	for _, n := range names {
 		if r.registry.Current(n) == 0 {
 			return nil, fmt.Errorf("%s has no upgrades in the migration files: nothing to backfill", n)
+		}
+		// Upgrading documents past the applied migrations would hand the
+		// running application (which only knows those) documents newer
+		// than it can read.
+		if at := r.docVersionAt(n, applied); at < r.registry.Current(n) {
+			return nil, fmt.Errorf("%s: migration %d, which raises its documents to version %d, is not applied yet (the database is at %d): run mongomig up (and roll out the application that knows it) before backfilling",
+				n, r.registry.Current(n), r.registry.Current(n), applied)
 		}
 	}
 	if opts.Batch <= 0 {

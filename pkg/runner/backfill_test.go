@@ -54,6 +54,9 @@ func counterRunner(t testing.TB, db *mongo.Database, opts ...runner.Option) *run
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.Up(context.Background()); err != nil { // backfill needs the migration applied
+		t.Fatal(err)
+	}
 	return r
 }
 
@@ -169,6 +172,24 @@ func mustArray(t testing.TB, v bson.RawValue) []bson.RawValue {
 		t.Fatal(err)
 	}
 	return vals
+}
+
+// TestBackfillRefusesBeforeUp: documents are never upgraded past the
+// applied migrations.
+func TestBackfillRefusesBeforeUp(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, samples(t))
+	if _, err := r.UpTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"orders"}})
+	if err == nil || !strings.Contains(err.Error(), "orders: migration 4, which raises its documents to version 4, is not applied yet (the database is at 3): run mongomig up") {
+		t.Fatalf("backfill before up: %v", err)
+	}
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Errorf("users (current at 3) refused: %v", err)
+	}
 }
 
 // TestBackfillStopsAndResumes: Ctrl-C (cancel) stops at a batch boundary
@@ -306,6 +327,10 @@ func helperBackfill(db *mongo.Database) int {
 	r, err := runner.New(db, counterFS, runner.WithVersionOptions(version.WithFunc("incN", incN)),
 		runner.WithLockLease(time.Second), runner.WithLockWait(time.Minute))
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := r.Up(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
