@@ -184,3 +184,14 @@ func TestBackfillCommand(t *testing.T) {
 		t.Errorf("--batch 0: exit %d", r.code)
 	}
 }
+
+// TestUnlockIgnoresBrokenFiles: a stale lock can be removed even when the
+// migration directory does not lint.
+func TestUnlockIgnoresBrokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	holdLock(t, dir)
+	r := run(t, false, "--embedded", dir, "--dir", "testdata/broken", "unlock", "--force")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed the lock of other-process") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"testing/fstest"
 
 	"github.com/urfave/cli/v2"
 )
@@ -28,7 +29,9 @@ type unlockResult struct {
 }
 
 func (e *env) runUnlock(ctx context.Context, force bool) error {
-	s, err := e.open(ctx, nil, nil)
+	// Unlocking needs no migration files: an invalid directory must not
+	// keep a stale lock in place.
+	s, err := e.open(ctx, nil, fstest.MapFS{})
 	if err != nil {
 		return err
 	}
