@@ -70,6 +70,13 @@ func (r *LintReport) OK() bool { return r.Errors == 0 }
 // application's Go functions (version.WithFunc) so examples of func steps
 // are checked rather than skipped with a warning.
 func Lint(fsys fs.FS, opts ...version.Option) (*LintReport, error) {
+	r, _, err := lint(fsys, opts)
+	return r, err
+}
+
+// lint is Lint that also returns the migrations it loaded, so New parses
+// the directory once.
+func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migration, error) {
 	ms, err := migration.Load(fsys)
 	r := &LintReport{Migrations: []LintedFile{}, Problems: []Problem{}}
 	var perr migration.ErrorList
@@ -79,7 +86,7 @@ func Lint(fsys fs.FS, opts ...version.Option) (*LintReport, error) {
 			r.add(Problem{Severity: SeverityError, File: e.File, Line: e.Pos.Line, Column: e.Pos.Column, Message: e.Msg, Hint: e.Hint})
 		}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	if len(ms) == 0 && len(perr) == 0 {
 		r.add(Problem{Severity: SeverityWarning, File: ".", Message: "no migration files found",
@@ -97,7 +104,7 @@ func Lint(fsys fs.FS, opts ...version.Option) (*LintReport, error) {
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
-	return r, nil
+	return r, ms, nil
 }
 
 func (r *LintReport) add(p Problem) {

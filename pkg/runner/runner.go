@@ -45,16 +45,12 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	}
 	// Nothing is applied from a directory that does not lint: the same
 	// checks, the same messages.
-	lint, err := Lint(fsys, cfg.versionOpts...)
+	report, ms, err := lint(fsys, cfg.versionOpts)
 	if err != nil {
 		return nil, err
 	}
-	if !lint.OK() {
-		return nil, &InvalidFilesError{Report: lint}
-	}
-	ms, err := migration.Load(fsys)
-	if err != nil {
-		return nil, err
+	if !report.OK() {
+		return nil, &InvalidFilesError{Report: report}
 	}
 	reg, err := version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, cfg.versionOpts...)...)
 	if err != nil {
