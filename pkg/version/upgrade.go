@@ -113,9 +113,23 @@ func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
 // and whether anything changed. A document already current is returned as
 // is. doc itself is never modified.
 func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
-	from, err := r.VersionOf(coll, doc)
-	if err != nil {
-		return doc, false, err
+	// One pass finds both the version and a server-side backfill's marker.
+	var vv, marker any
+	hasV, partway := false, false
+	for i := range doc {
+		switch doc[i].Key {
+		case r.field:
+			if !hasV {
+				vv, hasV = doc[i].Value, true
+			}
+		case MarkerField:
+			marker, partway = doc[i].Value, true
+		}
+	}
+	from, ok := versionOf(vv, hasV)
+	if !ok {
+		id, _ := lookupD(doc, "_id")
+		return doc, false, &VersionError{coll, id, r.field, describeValue(vv)}
 	}
 	ch := r.chains[coll]
 	cur := ch.current()
@@ -126,8 +140,8 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		id, _ := lookupD(doc, "_id")
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
-	if k, partway := lookupD(doc, MarkerField); partway {
-		out, err := r.resume(coll, doc, from, k)
+	if partway {
+		out, err := r.resume(coll, doc, from, marker)
 		if err != nil {
 			return doc, false, err
 		}
@@ -145,6 +159,7 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		if l.version <= from {
 			continue
 		}
+		var err error
 		if out, err = r.applyLink(coll, l, out, from); err != nil {
 			return doc, false, err
 		}
