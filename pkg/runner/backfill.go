@@ -434,7 +434,10 @@ func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mong
 		u := m.(*mongo.UpdateOneModel)
 		one, err := coll.UpdateOne(ctx, u.Filter, u.Update)
 		if err != nil {
-			return matched, fmt.Errorf("write upgraded document (filter %v): %w", u.Filter, err)
+			id, _ := lookup(u.Filter.(bson.D), "_id")
+			raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: id}})
+			return matched, fmt.Errorf("write the upgraded %s document _id=%s: %w; the document is unchanged: fix it (or the upgrade steps) and run backfill again, it resumes from the checkpoint",
+				coll.Name(), idOf(raw), err)
 		}
 		matched += one.MatchedCount
 	}

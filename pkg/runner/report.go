@@ -338,22 +338,10 @@ func (r *Runner) checkDocument(coll string, schema *validator.Schema, raw bson.R
 	// Validation reads raw BSON: a current document is never decoded.
 	res.failures = schema.Validate(up)
 	// The version counted is the stored one.
-	if v, ok := rawVersionOf(raw, reg.Field()); ok {
+	if v, ok := reg.VersionOfRaw(raw); ok {
 		res.version = v
 	}
 	return res
-}
-
-// rawVersionOf reads a document's version field (0 when missing).
-func rawVersionOf(raw bson.Raw, field string) (int64, bool) {
-	rv, err := raw.LookupErr(field)
-	if err != nil || rv.Type == bson.TypeNull {
-		return 0, true
-	}
-	if f, ok := rv.DoubleOK(); ok {
-		return int64(f), f == float64(int64(f))
-	}
-	return rv.AsInt64OK()
 }
 
 func idOf(raw bson.Raw) string {

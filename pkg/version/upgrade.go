@@ -263,6 +263,14 @@ func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error)
 	return out, true, nil
 }
 
+// VersionOfRaw returns the version of a raw document (0 when the field is
+// missing or null); ok is false when the field is not a whole number. It
+// does not allocate.
+func (r *Registry) VersionOfRaw(raw bson.Raw) (v int64, ok bool) {
+	v, _, ok = rawVersion(raw, r.field)
+	return v, ok
+}
+
 // rawVersion finds the version field among the top-level elements without
 // allocating. ok is false when the value is not a whole number.
 func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
