@@ -11,6 +11,8 @@ import (
 	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/internal/suggest"
+	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -35,8 +37,13 @@ type globals struct {
 	DB       string
 	Dir      string
 	Embedded string
-	JSON     bool
-	NoColor  bool
+	// URISource and EmbeddedSource say who set URI and Embedded: the flag
+	// or its environment variable.
+	URISource, EmbeddedSource string
+	// AllowEmpty accepts a migration directory without migration files.
+	AllowEmpty bool
+	JSON       bool
+	NoColor    bool
 }
 
 // globalFlags are accepted before the command (with their environment
@@ -48,6 +55,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "db", Usage: "database name (default: the database in --uri)", EnvVars: []string{"MONGOMIG_DB"}},
 		&cli.StringFlag{Name: "dir", Value: "./migrations", Usage: "migration directory", EnvVars: []string{"MONGOMIG_DIR"}},
 		&cli.StringFlag{Name: "embedded", Usage: "run against an embedded sandbox server storing its data in `DIR` instead of --uri", EnvVars: []string{"MONGOMIG_EMBEDDED"}},
+		&cli.BoolFlag{Name: "allow-empty", Usage: "accept a migration directory that holds no migration file (otherwise exit 2)", EnvVars: []string{"MONGOMIG_ALLOW_EMPTY"}},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also when NO_COLOR is set)"},
 	}
@@ -81,23 +89,49 @@ func readGlobals(c *cli.Context) globals {
 		}
 		return false
 	}
+	// owner is the innermost context that set the flag on the command
+	// line, else the outermost one that defines it: the app's global flag
+	// set, which holds the environment variable or the default. (The very
+	// last context of the lineage is urfave/cli's empty wrapper of the
+	// caller's context.Context: reading a flag there gives "", which once
+	// made the default --dir ./migrations vanish.)
 	owner := func(name string) *cli.Context {
-		for _, ctx := range lineage[:len(lineage)-1] {
+		for _, ctx := range lineage {
 			if ctx.Command != nil && setHere(ctx, name) {
 				return ctx
 			}
 		}
-		return lineage[len(lineage)-1]
+		for i := len(lineage) - 1; i >= 0; i-- {
+			if lineage[i].Value(name) != nil {
+				return lineage[i]
+			}
+		}
+		return c
 	}
 	str := func(name string) string { return owner(name).String(name) }
+	// source says where a flag's value came from, for messages.
+	// (urfave/cli counts a flag set by its environment variable as set,
+	// so the command line itself is read.)
+	source := func(name, env string) string {
+		if typed(c.App.Metadata, name) {
+			return "--" + name
+		}
+		if _, ok := os.LookupEnv(env); ok {
+			return env + " (set in the environment)"
+		}
+		return "--" + name
+	}
 	boolean := func(name string) bool { return owner(name).Bool(name) }
 	return globals{
-		URI:      str("uri"),
-		DB:       str("db"),
-		Dir:      str("dir"),
-		Embedded: str("embedded"),
-		JSON:     boolean("json"),
-		NoColor:  boolean("no-color"),
+		URI:            str("uri"),
+		DB:             str("db"),
+		Dir:            str("dir"),
+		Embedded:       str("embedded"),
+		URISource:      source("uri", "MONGOMIG_URI"),
+		EmbeddedSource: source("embedded", "MONGOMIG_EMBEDDED"),
+		AllowEmpty:     boolean("allow-empty"),
+		JSON:           boolean("json"),
+		NoColor:        boolean("no-color"),
 	}
 }
 
@@ -116,24 +150,33 @@ type Config struct {
 	// VersionOptions are passed to every version registry the commands
 	// build: version.WithFunc registers the Go functions of func steps.
 	VersionOptions []version.Option
+	// Embedded starts the in-process sandbox server for --embedded and
+	// demo. The stock cmd/mongomig sets it; a team's binary leaves it nil
+	// and so links no sandbox (--embedded and demo then say so, exit 2).
+	Embedded EmbeddedFunc
 }
 
-// Main runs the stock mongomig with args (without the program name) and
-// returns the process exit code.
-func Main(ctx context.Context, args []string, s Streams) int {
-	return Run(ctx, args, s, Config{})
-}
+// EmbeddedFunc starts an embedded MongoDB-compatible server storing its
+// data in dir and returns its connection string and how to stop it.
+type EmbeddedFunc func(ctx context.Context, dir string) (uri string, stop func(context.Context) error, err error)
 
-// Run is Main for a customised binary. It is the only place errors become
-// exit codes.
+// Run runs mongomig with args (without the program name) and returns the
+// process exit code. It is the only place errors become exit codes.
 func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	e := &env{streams: s, cfg: cfg}
 	var unknown string
 	app := newApp(e)
+	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
 	err := app.RunContext(ctx, append([]string{"mongomig"}, args...))
 	if err == nil && unknown != "" {
-		err = usageError(fmt.Errorf("unknown command %q; run `mongomig help` for the list", unknown))
+		err = usageError(unknownCommand(unknown, app))
+	}
+	var intr *runner.InterruptedError
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &intr) {
+		// A read-only command, or one that reports its own progress
+		// (backfill), stopped by SIGINT/SIGTERM: say so, not "context canceled".
+		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
 	}
 	if err != nil && !alreadyReported(err) {
 		fmt.Fprintf(s.Err, "%s %v\n", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), err)
@@ -143,7 +186,8 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 
 func newApp(e *env) *cli.App {
 	_, noColorEnv := os.LookupEnv("NO_COLOR")
-	app := &cli.App{
+	var app *cli.App
+	app = &cli.App{
 		Name:    "mongomig",
 		Usage:   "MongoDB schema migrations: validators, indexes and lazy document upgrades",
 		Version: toolVersion(),
@@ -155,8 +199,8 @@ func newApp(e *env) *cli.App {
 		Suggest:              true,
 		EnableBashCompletion: false,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors; nothing exits here
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError(err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return flagUsageError(c, app, err)
 		},
 		Flags: globalFlags(),
 		Before: func(c *cli.Context) error {
@@ -211,3 +255,56 @@ func noArgs(c *cli.Context) error {
 }
 
 var errNoTarget = errors.New("no server: pass --uri (or set MONGOMIG_URI), or --embedded DIR for the embedded sandbox")
+
+// typed reports whether the command line (kept in the app's metadata by
+// Run) holds the flag --name (or -name, --name=value).
+func typed(meta map[string]any, name string) bool {
+	args, _ := meta["args"].([]string)
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownCommand names the closest command, if one is close.
+func unknownCommand(name string, app *cli.App) error {
+	var names []string
+	for _, c := range app.Commands {
+		names = append(names, c.Names()...)
+	}
+	if s, ok := suggest.Closest(name, names); ok {
+		return fmt.Errorf("unknown command %q; did you mean %q? (`mongomig help` lists them all)", name, s)
+	}
+	return fmt.Errorf("unknown command %q; run `mongomig help` for the list", name)
+}
+
+// flagUsageError adds "did you mean" to urfave/cli's "flag provided but
+// not defined: -x".
+func flagUsageError(c *cli.Context, app *cli.App, err error) error {
+	const prefix = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return usageError(err)
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-")
+	flags := app.Flags
+	where := "mongomig"
+	if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
+		flags = append(flags, c.Command.Flags...)
+		where = "mongomig " + c.Command.Name
+	}
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	if s, ok := suggest.Closest(name, names); ok {
+		return usageError(fmt.Errorf("unknown flag --%s; did you mean --%s? (`%s --help` lists them)", name, s, where))
+	}
+	return usageError(fmt.Errorf("unknown flag --%s (`%s --help` lists the flags)", name, where))
+}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mongomig/mongomig/internal/sandbox"
 )
 
 type result struct {
@@ -15,14 +17,24 @@ type result struct {
 	stdout, stderr string
 }
 
-// run invokes Main like a process would, with buffers for streams.
+// startTestSandbox is what the stock cmd/mongomig injects: the package
+// itself links no sandbox (internal/depcheck checks it).
+func startTestSandbox(_ context.Context, dir string) (string, func(context.Context) error, error) {
+	srv, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URI(), srv.Stop, nil
+}
+
+// run invokes Run like a process would, with buffers for streams.
 func run(t *testing.T, terminal bool, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), args, Streams{
+	code := Run(context.Background(), args, Streams{
 		In: strings.NewReader(""), Out: &out, Err: &errb,
 		OutIsTerminal: terminal, ErrIsTerminal: terminal,
-	})
+	}, Config{Embedded: startTestSandbox})
 	return result{code, out.String(), errb.String()}
 }
 
@@ -181,7 +193,7 @@ func TestConnectionErrors(t *testing.T) {
 	}{
 		{[]string{"info"}, ExitUsage, "no server: pass --uri"},
 		{[]string{"--uri", "mongodb://127.0.0.1:1", "info"}, ExitUsage, "no database: pass --db"},
-		{[]string{"--uri", "mongodb://h", "--embedded", "x", "info"}, ExitUsage, "--embedded and --uri are exclusive"},
+		{[]string{"--uri", "mongodb://h", "--embedded", "x", "info"}, ExitUsage, "--embedded and --uri both name a server"},
 		{[]string{"--uri", "postgres://x", "--db", "d", "info"}, ExitUsage, "invalid --uri"},
 		{[]string{"--uri", "mongodb://ada:s3cr3t@127.0.0.1:1/app?serverSelectionTimeoutMS=200", "info"}, ExitFailure, "cannot reach mongodb://ada:***@127.0.0.1:1/app"},
 	}

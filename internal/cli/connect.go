@@ -11,13 +11,18 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
-
-	"github.com/mongomig/mongomig/internal/sandbox"
 )
 
 // sandboxDB is the database used on the embedded sandbox when --db is not
 // given (its URI names none).
 const sandboxDB = "app"
+
+// embeddedStopTimeout bounds how long stopping the sandbox may take.
+const embeddedStopTimeout = 10 * time.Second
+
+// errNoEmbedded answers --embedded and demo in a binary built without the sandbox.
+var errNoEmbedded = errors.New("this mongomig binary was built without the embedded sandbox (--embedded, demo): " +
+	"use the stock one (go run github.com/mongomig/mongomig/cmd/mongomig) or pass --uri")
 
 // connectTimeout bounds server selection, so a wrong --uri fails in
 // seconds with a clear message instead of hanging.
@@ -29,18 +34,24 @@ const connectTimeout = 10 * time.Second
 func (e *env) connect(ctx context.Context) (db *mongo.Database, close func(), err error) {
 	g := e.g
 	if g.Embedded != "" && g.URI != "" {
-		return nil, nil, usageError(errors.New("--embedded and --uri are exclusive: pick one server"))
+		how := "drop one of the two flags"
+		if strings.Contains(g.EmbeddedSource+g.URISource, "environment") {
+			how = "unset the environment variable, or drop the flag"
+		}
+		return nil, nil, usageError(fmt.Errorf("%s and %s both name a server: pick one (%s)", g.EmbeddedSource, g.URISource, how))
 	}
 	uri, dbName := g.URI, g.DB
 	selectTimeout := connectTimeout
-	var srv *sandbox.Server
+	var stopEmbedded func(context.Context) error
 	switch {
 	case g.Embedded != "":
-		srv, err = sandbox.Start(sandbox.Options{Dir: g.Embedded})
-		if err != nil {
-			return nil, nil, err
+		if e.cfg.Embedded == nil {
+			return nil, nil, usageError(errNoEmbedded)
 		}
-		uri = srv.URI()
+		uri, stopEmbedded, err = e.cfg.Embedded(ctx, g.Embedded)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start the embedded sandbox in %s: %w", g.Embedded, err)
+		}
 		if dbName == "" {
 			dbName = sandboxDB
 		}
@@ -62,10 +73,10 @@ func (e *env) connect(ctx context.Context) (db *mongo.Database, close func(), er
 		}
 	}
 	stopServer := func() {
-		if srv != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sandbox.StopTimeout)
+		if stopEmbedded != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), embeddedStopTimeout)
 			defer cancel()
-			_ = srv.Stop(sctx)
+			_ = stopEmbedded(sctx)
 		}
 	}
 	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(selectTimeout).SetAppName("mongomig"))

@@ -27,6 +27,9 @@ func demoCommand(e *env) *cli.Command {
 			if e.g.URI != "" {
 				return usageError(errors.New("demo loads sample data and runs only on the embedded sandbox: drop --uri (add --embedded DIR to keep the data)"))
 			}
+			if e.cfg.Embedded == nil {
+				return usageError(errNoEmbedded)
+			}
 			if e.g.Embedded == "" {
 				dir, err := os.MkdirTemp("", "mongomig-demo-")
 				if err != nil {
@@ -68,7 +71,7 @@ func (e *env) runDemo(ctx context.Context) error {
 	}
 
 	step(2, "mongomig up --dry-run: the exact commands, and which documents the new validators would reject")
-	if err := e.dryRun(ctx, s, 0, reportSettings{format: "text"}); err != nil && exitCode(err) != ExitCheck {
+	if err := e.dryRun(ctx, s, runner.Latest, reportSettings{format: "text"}); err != nil && exitCode(err) != ExitCheck {
 		return err
 	} else if err != nil {
 		o.printf("\n   In CI this dry run exits 3: documents would fail validators whose action is error.\n" +

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,9 +16,12 @@ func downCommand(e *env) *cli.Command {
 		Usage: "revert the last migration, or every migration above --to N",
 		Description: "Validators and indexes go back to what the earlier migrations declare. Documents at a reverted\n" +
 			"version are downgraded only where the file declares `downgrade:`; otherwise down refuses before\n" +
-			"changing anything. --dry-run prints the plan.",
+			"changing anything. --dry-run prints the plan.\n" +
+			"SIGINT or SIGTERM stops it between two commands and releases the lock; run down again to continue.\n" +
+			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift,\n" +
+			"4 lock not acquired, 130 interrupted.",
 		Flags: append([]cli.Flag{
-			&cli.Int64Flag{Name: "to", Value: -1, Usage: "revert every migration above version `N` (0: all)"},
+			&cli.Int64Flag{Name: "to", Usage: "revert every migration above version `N` (0: all)", DefaultText: "the last applied migration only"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "revert even though applied files were edited"},
 		}, lockFlags()...),
@@ -36,7 +40,12 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	to := c.Int64("to")
+	to := int64(-1)
+	if c.IsSet("to") {
+		if to = c.Int64("to"); to < 0 {
+			return usageError(fmt.Errorf("--to %d: versions are 0 or more", to))
+		}
+	}
 	if c.Bool("dry-run") {
 		if to < 0 {
 			st, err := s.runner.Status(ctx)

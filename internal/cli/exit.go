@@ -14,6 +14,9 @@ const (
 	ExitUsage   = 2 // bad flags or arguments, or invalid migration files
 	ExitCheck   = 3 // pending or drifted migrations, or documents that would fail
 	ExitLock    = 4 // the lock was not acquired in time
+	// ExitInterrupted: SIGINT, SIGTERM or SIGHUP stopped the command at a
+	// safe point (128 + SIGINT, as shells report Ctrl-C).
+	ExitInterrupted = 130
 )
 
 // exitError carries an exit code. reported means the command already
@@ -47,6 +50,10 @@ func exitCode(err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var intr *runner.InterruptedError
+	if errors.As(err, &intr) {
+		return ExitInterrupted
 	}
 	var list migration.ErrorList
 	if errors.As(err, &list) {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -21,13 +23,13 @@ func lintCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runLint(e.out, e.g.Dir, e.cfg.VersionOptions...)
+			return runLint(e.out, e.g.Dir, e.g.AllowEmpty, e.cfg.VersionOptions...)
 		},
 	}
 }
 
-func runLint(o *output, dir string, opts ...version.Option) error {
-	fsys, err := migrationDir(dir)
+func runLint(o *output, dir string, allowEmpty bool, opts ...version.Option) error {
+	fsys, err := migrationDir(dir, allowEmpty)
 	if err != nil {
 		return err
 	}
@@ -76,8 +78,9 @@ func plural(n int) string {
 }
 
 // migrationDir opens the --dir directory, with a clear error when it is
-// missing.
-func migrationDir(dir string) (fs.FS, error) {
+// missing, not a directory, or holds no migration file (a wrong --dir must
+// not let `up` or `status` succeed on nothing) unless allowEmpty.
+func migrationDir(dir string, allowEmpty bool) (fs.FS, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("migration directory %s: %w; pass --dir, or create the first migration with `mongomig create NAME`", dir, unwrapPathErr(err)))
@@ -85,7 +88,22 @@ func migrationDir(dir string) (fs.FS, error) {
 	if !st.IsDir() {
 		return nil, usageError(fmt.Errorf("--dir %s is a file, not a directory", dir))
 	}
-	return os.DirFS(dir), nil
+	fsys := os.DirFS(dir)
+	if allowEmpty {
+		return fsys, nil
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, usageError(fmt.Errorf("migration directory %s: %w", dir, unwrapPathErr(err)))
+	}
+	for _, ent := range entries {
+		if !ent.IsDir() && migration.IsMigrationFile(ent.Name()) {
+			return fsys, nil
+		}
+	}
+	abs, _ := filepath.Abs(dir)
+	return nil, usageError(fmt.Errorf("no migration files (NNNN_name.yaml, .yml or .json) in %s: pass --dir with your migration directory, "+
+		"or create the first one with `mongomig create NAME`; --allow-empty accepts a directory with none", abs))
 }
 
 func unwrapPathErr(err error) error {

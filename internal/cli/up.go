@@ -16,10 +16,12 @@ func upCommand(e *env) *cli.Command {
 		Usage: "apply pending migrations in order, exactly once even when several processes run it at once",
 		Description: "Takes the migration lock (waiting up to --lock-wait for another process), applies each pending\n" +
 			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
-			"--dry-run prints the plan (the exact commands) and changes nothing.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files, 3 drift, 4 lock not acquired.",
+			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
+			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, 3 drift (or, with\n" +
+			"--dry-run, documents or index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
-			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (default: all)"},
+			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
 		}, lockFlags()...), reportFlags()...),
@@ -47,7 +49,10 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	to := c.Int64("to")
+	to := runner.Latest
+	if c.IsSet("to") {
+		to = c.Int64("to")
+	}
 	if c.Bool("dry-run") {
 		rs, err := parseReportFlags(c, e.g.JSON)
 		if err != nil {

@@ -42,6 +42,44 @@ func TestLibrariesStayLight(t *testing.T) {
 	}
 }
 
+// sandboxOnly are the packages only the embedded sandbox brings in.
+var sandboxOnly = []string{
+	module + "/internal/sandbox",
+	"github.com/FerretDB/",
+	"modernc.org/sqlite",
+	"github.com/jackc/pgx",
+	"github.com/go-sql-driver/mysql",
+	"go.opentelemetry.io/",
+	"google.golang.org/grpc",
+	"github.com/prometheus/",
+	"go.mongodb.org/mongo-driver/bson", // the v1 driver: FerretDB's, not ours
+}
+
+// TestCustomBinaryLinksNoSandbox: a team's binary built on pkg/command (as
+// examples/custom-mongomig is) links neither the sandbox nor its storage
+// engines; only the stock cmd/mongomig does.
+func TestCustomBinaryLinksNoSandbox(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	for _, pkg := range []string{"pkg/command", "examples/custom-mongomig"} {
+		for _, d := range deps(t, pkg) {
+			for _, h := range sandboxOnly {
+				if strings.HasPrefix(d, h) {
+					t.Errorf("%s links %s", pkg, d)
+				}
+			}
+		}
+	}
+	found := false
+	for _, d := range deps(t, "cmd/mongomig") {
+		found = found || d == module+"/internal/sandbox"
+	}
+	if !found {
+		t.Error("cmd/mongomig no longer links the sandbox: --embedded and demo would not work in the stock binary")
+	}
+}
+
 // TestFloors: pkg/migration and pkg/validator import neither each other
 // nor any mongomig package but the standard-library-only internal/suggest.
 func TestFloors(t *testing.T) {
@@ -52,7 +90,7 @@ func TestFloors(t *testing.T) {
 	for _, pkg := range []string{"pkg/migration", "pkg/validator"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, module+"/") && d != module+"/"+pkg && !allowed[d] {
-				t.Errorf("%s imports %s, breaking the package floors of DESIGN.md", pkg, d)
+				t.Errorf("%s imports %s, breaking the package floors of docs/architecture.md", pkg, d)
 			}
 		}
 	}

@@ -1,20 +1,23 @@
 // Package command builds a mongomig binary that knows an application's Go
-// upgrade functions, so lint, demo and (later) backfill and validate can run
-// `func:` steps — the same idea as goose's custom binaries.
+// upgrade functions, so lint, validate, backfill and down can run `func:`
+// steps — the same idea as goose's custom binaries.
 //
 //	func main() {
 //		command.Main(version.WithFunc("splitName", users.SplitName))
 //	}
 //
-// The binary is the full mongomig command line, sandbox included; link this
-// package into a tool, never into the application itself (which imports
-// only pkg/version).
+// Link this package into a tool, never into the application itself (which
+// imports only pkg/version). A binary built this way links neither the
+// embedded sandbox nor its storage engines: `--embedded` and `demo` answer
+// that the binary was built without them (exit 2). The stock cmd/mongomig
+// adds the sandbox with [Program.Embedded].
 package command
 
 import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/mattn/go-isatty"
 
@@ -22,17 +25,43 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
+// Program is a mongomig binary's configuration.
+type Program struct {
+	// VersionOptions are given to every version registry the commands
+	// build (version.WithFunc registers a func step's Go function).
+	VersionOptions []version.Option
+	// Embedded starts an in-process MongoDB-compatible server storing its
+	// data in dir, for --embedded and demo; nil leaves them out.
+	Embedded func(ctx context.Context, dir string) (uri string, stop func(context.Context) error, err error)
+}
+
 // Main runs mongomig with the process's arguments and streams and exits
 // with its exit code. opts are given to every version registry the
 // commands build.
 func Main(opts ...version.Option) {
-	os.Exit(Run(os.Args[1:], opts...))
+	Program{VersionOptions: opts}.Main()
 }
 
 // Run runs mongomig with args (without the program name) on the process's
-// streams and returns the exit code; Ctrl-C cancels it cleanly.
+// streams and returns the exit code.
 func Run(args []string, opts ...version.Option) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	return Program{VersionOptions: opts}.Run(args)
+}
+
+// Main runs the program with the process's arguments and exits with its
+// exit code.
+func (p Program) Main() {
+	os.Exit(p.Run(os.Args[1:]))
+}
+
+// Run runs the program with args (without the program name) on the
+// process's streams and returns the exit code. SIGINT, SIGTERM and SIGHUP
+// (Ctrl-C, Kubernetes, CI, a closed terminal) stop it at the next safe
+// point: between two commands sent to the server, with the lock released.
+// A write to a closed pipe (`mongomig demo | head`) stops it the same way
+// instead of killing it, so it still cleans up.
+func (p Program) Run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer stop()
 	return cli.Run(ctx, args, cli.Streams{
 		In:            os.Stdin,
@@ -40,7 +69,7 @@ func Run(args []string, opts ...version.Option) int {
 		Err:           os.Stderr,
 		OutIsTerminal: isTerminal(os.Stdout),
 		ErrIsTerminal: isTerminal(os.Stderr),
-	}, cli.Config{VersionOptions: opts})
+	}, cli.Config{VersionOptions: p.VersionOptions, Embedded: p.Embedded})
 }
 
 func isTerminal(f *os.File) bool {

@@ -57,6 +57,7 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 	if to < 0 {
 		return nil, fmt.Errorf("invalid target version %d", to)
 	}
+	total := 0
 	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
 		st, err := r.status(ctx, false)
 		if err != nil {
@@ -77,6 +78,7 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 		if len(targets) == 0 {
 			return fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
 		}
+		total = len(targets)
 		exists, err := r.existing(ctx)
 		if err != nil {
 			return err
@@ -93,7 +95,7 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 		}
 		return nil
 	})
-	return reverted, err
+	return reverted, interrupted(ctx, err, "down", reverted, total)
 }
 
 func hasVersion(ms []*migration.Migration, v int64) bool {

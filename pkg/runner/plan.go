@@ -32,7 +32,7 @@ type Plan struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Plan returns what UpTo(ctx, to) would apply (to 0: everything pending)
+// Plan returns what UpTo(ctx, to) would apply ([Latest]: everything pending)
 // and the commands it would send. It reads the ledger, the collection
 // names and buildInfo; it takes no lock and writes nothing. Drift and
 // out-of-order files are errors here as in Up.

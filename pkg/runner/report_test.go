@@ -23,7 +23,7 @@ func TestReportOnSampleData(t *testing.T) {
 	}
 	r := newRunner(t, db, samples(t))
 	var progress []int64
-	rep, err := r.DryRunReport(ctx, 0, runner.ReportOptions{ChunkSize: 7, Progress: func(c string, n, total int64) {
+	rep, err := r.DryRunReport(ctx, runner.Latest, runner.ReportOptions{ChunkSize: 7, Progress: func(c string, n, total int64) {
 		if c == "users" {
 			progress = append(progress, n)
 		}
@@ -84,7 +84,7 @@ func TestReportOnSampleData(t *testing.T) {
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, err := r.DryRunReport(ctx, 0, runner.ReportOptions{})
+	after, err := r.DryRunReport(ctx, runner.Latest, runner.ReportOptions{})
 	if err != nil || len(after.Collections) != 0 || after.WouldReject {
 		t.Errorf("dry-run report after up = %+v, %v", after, err)
 	}

@@ -183,7 +183,7 @@ func TestUpToThenRest(t *testing.T) {
 	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
 		t.Fatalf("ledger after UpTo(2) = %v", v)
 	}
-	p, err := r.Plan(ctx, 0)
+	p, err := r.Plan(ctx, runner.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -71,19 +72,30 @@ func (e *OrderError) Error() string {
 	return fmt.Sprintf("%s is pending but migration %d is already applied; renumber it after %d (and after every applied migration) so that versions only grow", e.File, e.Applied, e.Applied)
 }
 
-// Up applies every pending migration.
-func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx, 0) }
+// Latest, given as the target version to [Runner.UpTo], [Runner.Plan] and
+// [Runner.DryRunReport], means every pending migration. (0 means version 0:
+// nothing to apply.)
+const Latest int64 = math.MaxInt64
 
-// UpTo applies pending migrations up to and including version to (0: all).
+// Up applies every pending migration.
+func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx, Latest) }
+
+// UpTo applies pending migrations up to and including version to
+// ([Latest]: all; 0: none).
 // It takes the lock, refuses drift (unless allowed) and out-of-order
 // files, applies each migration and records it in the ledger only after
 // all of its commands succeeded. Nothing pending is not an error.
+//
+// Cancelling ctx stops it at the next safe point, between two commands,
+// with an [*InterruptedError]; a command already sent runs to its end.
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
+	total := 0
 	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
 		pending, err := r.pending(ctx, to)
 		if err != nil {
 			return err
 		}
+		total = len(pending)
 		exists, err := r.existing(ctx)
 		if err != nil {
 			return err
@@ -104,7 +116,7 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err err
 		}
 		return nil
 	})
-	return applied, err
+	return applied, interrupted(ctx, err, "up", applied, total)
 }
 
 // tighten closes the validator windows a backfill proved unnecessary.
@@ -157,7 +169,7 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 	}
 	var out []*migration.Migration
 	for _, m := range r.migrations {
-		if _, done := st.applied[m.Version]; done || (to > 0 && m.Version > to) {
+		if _, done := st.applied[m.Version]; done || m.Version > to {
 			continue
 		}
 		if st.Current > m.Version {
@@ -181,7 +193,7 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	}
 	sort.Strings(clientSide)
 	took := time.Since(start)
-	if err := r.record(ctx, m, took, clientSide); err != nil {
+	if err := r.record(finishing(ctx), m, took, clientSide); err != nil {
 		return Applied{}, err
 	}
 	if r.hook != nil {

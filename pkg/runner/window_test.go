@@ -34,7 +34,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.Plan(ctx, 0)
+	p, err := r.Plan(ctx, runner.Latest)
 	if err != nil || len(p.Tighten) != 1 || p.Tighten[0].Collection != "users" {
 		t.Fatalf("plan after backfill: %+v %v", p, err)
 	}

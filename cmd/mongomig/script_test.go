@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/sampledata"
+	"github.com/mongomig/mongomig/internal/sandbox"
+)
+
+// TestMain lets each script run `mongomig` as a real process: the test
+// binary re-executes itself as the stock command (with the sandbox).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"mongomig": main})
+}
+
+// TestScripts runs every testdata/script/*.txtar: the commands of README.md
+// and docs/ exactly as written (TestDocsCommandsAreScripted checks that
+// each one appears in a script). Each script starts in a directory holding
+// a copy of the repository's migrations/ (so the default --dir works as
+// it does for a user at the repository's root) and of the broken example
+// directory README.md lints.
+//
+// Commands besides testscript's own:
+//
+//	code N PROG ARGS...  run PROG and require exit code N (stdout/stderr kept for stdout/stderr)
+//	sandbox              start an embedded server for the rest of the script and set
+//	                     MONGOMIG_URI to its database app (what the docs' --uri "$MONGOMIG_URI" reads)
+//	samples              load the sample application's version-0 documents into $MONGOMIG_URI
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: false,
+		Setup: func(env *testscript.Env) error {
+			for _, d := range []string{"../../migrations", "../../internal/cli/testdata/broken"} {
+				dst := filepath.Join(env.WorkDir, filepath.Base(d))
+				if filepath.Base(d) == "broken" {
+					dst = filepath.Join(env.WorkDir, "internal/cli/testdata/broken")
+				}
+				if err := copyDir(d, dst); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"code":    cmdCode,
+			"sandbox": cmdSandbox,
+			"samples": cmdSamples,
+		},
+	})
+}
+
+func cmdCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: code N PROG ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("code: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("code: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: sandbox")
+	}
+	srv, err := sandbox.Start(sandbox.Options{Dir: ts.MkAbs(".server")})
+	if err != nil {
+		ts.Fatalf("sandbox: %v", err)
+	}
+	ts.Defer(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), sandbox.StopTimeout)
+		defer cancel()
+		_ = srv.Stop(ctx)
+	})
+	ts.Setenv("MONGOMIG_URI", strings.TrimSuffix(srv.URI(), "/")+"/app")
+}
+
+func cmdSamples(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: samples")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(ts.Getenv("MONGOMIG_URI")))
+	if err != nil {
+		ts.Fatalf("samples: %v", err)
+	}
+	defer client.Disconnect(ctx)
+	counts, err := sampledata.Load(ctx, client.Database("app"), 1)
+	if err != nil {
+		ts.Fatalf("samples: %v", err)
+	}
+	fmt.Fprintf(ts.Stdout(), "loaded %d users\n", counts.Users)
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if filepath.Ext(p) == ".go" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
