@@ -1,6 +1,6 @@
 module github.com/mongomig/mongomig
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/FerretDB/FerretDB v1.24.2

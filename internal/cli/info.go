@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,6 +34,10 @@ func (e *env) runInfo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.Server.FerretDBVersion == "unknown" && e.g.Embedded != "" {
+		// Embedded FerretDB does not stamp its version; the module's is it.
+		r.Server.FerretDBVersion = linkedModuleVersion("github.com/FerretDB/FerretDB")
+	}
 	o := e.out
 	if o.json {
 		return o.writeJSON(r)
@@ -41,8 +46,8 @@ func (e *env) runInfo(ctx context.Context) error {
 	server := "MongoDB " + s.Version
 	switch s.FerretDBVersion {
 	case "":
-	case "unknown": // the embedded build does not stamp its version
-		server = "FerretDB (embedded sandbox), reporting itself as MongoDB " + s.Version
+	case "unknown":
+		server = "FerretDB (version unknown), reporting itself as MongoDB " + s.Version
 	default:
 		server = "FerretDB " + s.FerretDBVersion + ", reporting itself as MongoDB " + s.Version
 	}
@@ -74,4 +79,20 @@ func (e *env) runInfo(ctx context.Context) error {
 		o.warnf("this server does not enforce validators: mongomig will apply migrations without them and enforce schemas client-side only (lint, validate, pkg/version Validate)")
 	}
 	return nil
+}
+
+// linkedModuleVersion is the version of a module linked into this binary,
+// or "unknown".
+func linkedModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				if d.Replace != nil && d.Replace.Version != "" {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }
