@@ -7,7 +7,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
-// Exit codes, as DESIGN.md's command-line contract fixes them.
+// Exit codes, as docs/cli.md documents them.
 const (
 	ExitOK      = 0 // success
 	ExitFailure = 1 // the operation failed

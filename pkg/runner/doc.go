@@ -1,9 +1,27 @@
 // Package runner applies migrations to a MongoDB database and combines the
-// lower packages into the checks the command line offers.
+// lower packages (pkg/migration, pkg/validator, pkg/version) into what the
+// command line offers. A team can use it as a library, the way goose is
+// used:
 //
-// This first part holds [Lint], which checks a migration directory without
-// a database (file format, numbering, $jsonSchema dialect), and [Probe],
-// which reports a server's version, topology and the capabilities mongomig
-// relies on. Results are plain data with JSON tags; the package never
-// prints.
+//	r, err := runner.New(db, migrationsFS, runner.WithVersionOptions(version.WithFunc("splitName", SplitName)))
+//	...
+//	applied, err := r.Up(ctx)
+//
+// [New] lints the directory first ([InvalidFilesError]); [Runner.Up],
+// [Runner.UpTo] ([Latest] for every pending migration), [Runner.Down] and
+// [Runner.DownTo] apply or revert validators (collMod), indexes and data
+// downgrades under the migration lock, recording each migration in the
+// ledger only after all of its commands succeeded; [Runner.Plan] and
+// [Runner.PlanDown] say what they would send; [Runner.Status] compares the
+// ledger with the files; [Runner.Report] and [Runner.DryRunReport] report
+// the documents that fail (or would fail) a validator; [Runner.Backfill]
+// upgrades the documents nobody reads; [Runner.Unlock] removes a stale
+// lock. [Lint] checks files without a database and [Probe] reports what a
+// server supports.
+//
+// Errors are typed: [DriftError], [OrderError], [PartialError] (what was
+// done, what failed, what was not done), [InterruptedError] (the context
+// was cancelled: stopped between two commands, lock released),
+// [LockTimeoutError] and [ErrLockLost]. Results are plain data with JSON
+// tags; progress goes to the [Event] callback. The package never prints.
 package runner
