@@ -22,7 +22,12 @@ import (
 
 // TestMain lets each script run `mongomig` as a real process: the test
 // binary re-executes itself as the stock command (with the sandbox).
+// With MONGOMIG_RUN_AS_MAIN set it is mongomig (for the process tests).
 func TestMain(m *testing.M) {
+	if os.Getenv("MONGOMIG_RUN_AS_MAIN") != "" {
+		main()
+		return
+	}
 	testscript.Main(m, map[string]func(){"mongomig": main})
 }
 

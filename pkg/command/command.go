@@ -59,10 +59,15 @@ func (p Program) Main() {
 // (Ctrl-C, Kubernetes, CI, a closed terminal) stop it at the next safe
 // point: between two commands sent to the server, with the lock released.
 // A write to a closed pipe (`mongomig demo | head`) stops it the same way
-// instead of killing it, so it still cleans up.
+// instead of killing it, so it still cleans up. A second signal is not
+// caught: it ends the process at once.
 func (p Program) Run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	return cli.Run(ctx, args, cli.Streams{
 		In:            os.Stdin,
 		Out:           os.Stdout,
