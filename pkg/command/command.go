@@ -62,11 +62,24 @@ func (p Program) Main() {
 // instead of killing it, so it still cleans up. A second signal is not
 // caught: it ends the process at once.
 func (p Program) Run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// SIGPIPE stays caught to the end: otherwise the next write to the
+	// closed pipe would kill the process before it cleaned up.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	stops := make(chan os.Signal, 1)
+	signal.Notify(stops, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(stops)
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case <-stops:
+			signal.Stop(stops) // a second one ends the process
+		case <-pipe:
+		case <-ctx.Done():
+		}
+		cancel()
 	}()
 	return cli.Run(ctx, args, cli.Streams{
 		In:            os.Stdin,
