@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 //	sandbox              start an embedded server for the rest of the script and set
 //	                     MONGOMIG_URI to its database app (what the docs' --uri "$MONGOMIG_URI" reads)
 //	samples              load the sample application's version-0 documents into $MONGOMIG_URI
+//	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -64,6 +66,7 @@ func TestScripts(t *testing.T) {
 			"code":    cmdCode,
 			"sandbox": cmdSandbox,
 			"samples": cmdSamples,
+			"holdlock": cmdHoldLock,
 		},
 	})
 }
@@ -143,4 +146,24 @@ func copyDir(src, dst string) error {
 		}
 		return os.WriteFile(target, b, 0o644)
 	})
+}
+
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: holdlock")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(ts.Getenv("MONGOMIG_URI")))
+	if err != nil {
+		ts.Fatalf("holdlock: %v", err)
+	}
+	defer client.Disconnect(ctx)
+	now := time.Now()
+	if _, err := client.Database("app").Collection("mongomig_lock").InsertOne(ctx, bson.D{
+		{Key: "_id", Value: "mongomig"}, {Key: "owner", Value: "someone-else"}, {Key: "host", Value: "elsewhere"},
+		{Key: "pid", Value: 1}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(time.Hour)},
+	}); err != nil {
+		ts.Fatalf("holdlock: %v", err)
+	}
 }

@@ -27,6 +27,13 @@ func TestCustomBinaryRunsFuncExamples(t *testing.T) {
 	if err != nil || !strings.Contains(string(stock), "warning: example 1 not checked") {
 		t.Fatalf("stock lint should warn that it cannot run the func: %v\n%s", err, stock)
 	}
+	// It links no sandbox: --embedded and demo say so (exit 2).
+	for _, args := range [][]string{{"--embedded", t.TempDir(), "info"}, {"demo"}} {
+		out, err = exec.Command(bin, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "built without the embedded sandbox") {
+			t.Errorf("custom %v: %v\n%s", args, err, out)
+		}
+	}
 	// A wrong example fails in the custom binary, with the diff.
 	bad := t.TempDir()
 	src, _ := os.ReadFile(dir + "/0001_split_name.yaml")
