@@ -69,12 +69,20 @@ func commandCopies() []cli.Flag {
 	for _, f := range globalFlags() {
 		switch f := f.(type) {
 		case *cli.StringFlag:
-			out = append(out, &cli.StringFlag{Name: f.Name, Usage: f.Usage, Category: "global (also before the command)"})
+			// The copy shows the default and the variable it does not apply.
+			out = append(out, &cli.StringFlag{Name: f.Name, Usage: withEnv(f.Usage, f.EnvVars), DefaultText: f.Value, Category: "global (also before the command)"})
 		case *cli.BoolFlag:
-			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: f.Usage, Category: "global (also before the command)"})
+			out = append(out, &cli.BoolFlag{Name: f.Name, Usage: withEnv(f.Usage, f.EnvVars), Category: "global (also before the command)"})
 		}
 	}
 	return out
+}
+
+func withEnv(usage string, vars []string) string {
+	if len(vars) == 0 {
+		return usage
+	}
+	return usage + " [$" + strings.Join(vars, ", $") + "]"
 }
 
 // readGlobals resolves each global flag from the innermost context that
