@@ -87,17 +87,25 @@ func createIndexCommand(coll string, idx migration.Index) Command {
 
 // upCommands are the commands that apply m, given which collections exist.
 // Validators first (create or collMod), then index drops, then creates.
-// window turns a collection's validator into the one to send (see
-// Runner.windowFor).
-func upCommands(m *migration.Migration, exists map[string]bool, window func(coll string, v bson.D) (bson.D, error)) ([]Command, error) {
+// validator returns the validator to send for a collection as of m (see
+// Runner.windowFor): it is sent when m declares one, and also when m only
+// raises the document version, so that the window gains the new version's
+// branch.
+func upCommands(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
 	var cmds []Command
 	for _, c := range m.Collections {
-		if hasValidatorChange(c) {
-			v, err := window(c.Name, c.Validator)
-			if err != nil {
-				return nil, err
+		if hasValidatorChange(c) || len(c.Upgrade) > 0 {
+			var v bson.D
+			if c.Validator != nil || len(c.Upgrade) > 0 {
+				var err error
+				if v, err = validator(c.Name); err != nil {
+					return nil, err
+				}
 			}
 			fields := validatorFields(v, c.ValidationLevel, c.ValidationAction)
+			if len(fields) == 0 {
+				continue // an upgrade, and no validator in force: nothing to send
+			}
 			if exists[c.Name] {
 				cmds = append(cmds, collModCommand(c.Name, fields))
 			} else {
@@ -174,13 +182,14 @@ func indexBefore(ms []*migration.Migration, coll, name string, v int64) (migrati
 // downCommands revert m's validators and indexes to the state the earlier
 // migrations declare. An index m dropped that no earlier migration created
 // cannot be recreated; it is returned in unknown.
-func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, v bson.D, at int64) bson.D) (cmds []Command, unknown []string) {
+func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) (cmds []Command, unknown []string) {
 	for _, c := range m.Collections {
-		if hasValidatorChange(c) && exists[c.Name] {
+		upgradeOnly := !hasValidatorChange(c) && len(c.Upgrade) > 0
+		if (hasValidatorChange(c) || upgradeOnly && window(c.Name, m.Version) != nil) && exists[c.Name] {
 			prev := stateBefore(ms, c.Name, m.Version)
 			var fields bson.D
-			if c.Validator != nil {
-				v := window(c.Name, prev.validator, m.Version-1)
+			if c.Validator != nil || len(c.Upgrade) > 0 {
+				v := window(c.Name, m.Version-1)
 				if v == nil {
 					v = bson.D{} // no validator before: remove it
 				}

@@ -51,7 +51,10 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	}
 	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
 	for _, m := range pending {
-		cmds, err := upCommands(m, exists, func(coll string, v bson.D) (bson.D, error) { return r.windowFor(ctx, coll, v, m.Version) })
+		cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
+			v, _, err := r.windowFor(ctx, coll, m.Version)
+			return v, err
+		})
 		if err != nil {
 			return nil, err
 		}

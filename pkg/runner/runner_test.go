@@ -143,16 +143,18 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 		}
 	}
 	// 0003 raises users to document version 3: the validator is sent inside
-	// the window, accepting older versions until a backfill proves none left.
+	// the window, accepting older versions until a backfill proves none
+	// left, each checked against its own schema: version 3 against 0003's,
+	// version 0 (no version field) against 0001's (issue 11, hole 2: the
+	// old window let every older document through unchecked).
 	ms, err := migration.Load(samples(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := ms[2].Collection("users").Validator
+	schema3, schema0 := ms[2].Collection("users").Validator, ms[0].Collection("users").Validator
 	window := bson.D{{Key: "$or", Value: bson.A{
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: int64(3)}}, schema}}},
-		bson.D{{Key: "version", Value: bson.D{{Key: "$lt", Value: int64(3)}}}},
-		bson.D{{Key: "version", Value: nil}},
+		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: int64(3)}}, schema3}}},
+		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: nil}}, schema0}}},
 	}}}
 	wantWindow, _ := bson.Marshal(window)
 	if collMod == nil || collMod.Lookup("validationLevel").StringValue() != "moderate" || !bytesEqual(collMod.Lookup("validator").Document(), wantWindow) {

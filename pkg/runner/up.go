@@ -183,13 +183,25 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
 	start := time.Now()
 	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "applying " + m.File})
-	cmds, err := upCommands(m, exists, func(coll string, v bson.D) (bson.D, error) { return r.windowFor(ctx, coll, v, m.Version) })
+	var opened []string
+	cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
+		v, open, err := r.windowFor(ctx, coll, m.Version)
+		if open {
+			opened = append(opened, coll)
+		}
+		return v, err
+	})
 	if err != nil {
 		return Applied{}, err
 	}
 	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "up", cmds)
 	if err != nil {
 		return Applied{}, err
+	}
+	for _, coll := range opened {
+		if err := r.reopen(finishing(ctx), coll); err != nil {
+			return Applied{}, err
+		}
 	}
 	sort.Strings(clientSide)
 	took := time.Since(start)

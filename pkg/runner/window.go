@@ -1,5 +1,31 @@
 package runner
 
+// The validator window. This file owns it: which validator `up` and `down`
+// send for a collection whose documents carry versions, and when the
+// window may close. (The backfill's walk sets the checkpoint's proven
+// flag; everything else about the window is here.)
+//
+// Invariants:
+//
+//  1. Each branch checks its own version. While the window is open the
+//     validator on the server is {$or: [branch(k) for each document
+//     version k]}, and branch(k) accepts a document whose version field is
+//     k (missing or null for k = 0) only if it satisfies S(k), the schema
+//     in force while k was current: the last validator declared for the
+//     collection by a migration numbered below the next document version
+//     (for the current version: up to the migration applied). A version no
+//     migration describes (no validator declared yet) passes unchecked; a
+//     version that is no document version of the collection matches no
+//     branch and is rejected.
+//  2. The window closes (the plain S(cv) is sent) only under the migration
+//     lock, and only right after a fresh proof: a query, limit 1, for a
+//     document whose version is not cv, found none. The backfill
+//     checkpoint's proven flag only says that a proof is worth trying.
+//  3. Whatever may make older documents exist again reopens the window:
+//     sending a window (up of a migration that changes the document
+//     version, down) clears the checkpoint's proven and tightened flags, so
+//     a later `up` closes it again only after a new backfill and a new proof.
+
 import (
 	"context"
 	"errors"
@@ -19,45 +45,110 @@ func (r *Runner) docVersionAt(coll string, v int64) int64 {
 	return r.registry.Previous(coll, v+1)
 }
 
-// windowed wraps a collection's {$jsonSchema: S} validator in the
-// validator window: a document passes if it is at the document version cv
-// and satisfies S, or if it is at an older version (or has none) — while
-// older documents may exist, during rolling deploys and before a backfill
-// finishes. A collection without upgrades (cv 0) needs no window.
-func (r *Runner) windowed(validator bson.D, cv int64) bson.D {
-	if cv == 0 || validator == nil {
-		return validator
+// versionSchema is one branch of a window: document version k and the
+// schema in force while k was current (nil: none was declared).
+type versionSchema struct {
+	version   int64
+	validator bson.D
+	from      int64 // the migration that declared validator
+}
+
+// versionSchemas lists, oldest first, every document version of coll as of
+// migration at, each with the schema in force while it was current.
+func (r *Runner) versionSchemas(coll string, at int64) []versionSchema {
+	out := []versionSchema{{version: 0}}
+	var cur bson.D
+	var from int64
+	for _, m := range r.migrations {
+		if m.Version > at {
+			break
+		}
+		c := m.Collection(coll)
+		if c == nil {
+			continue
+		}
+		if len(c.Upgrade) > 0 {
+			// A new version starts; the previous one keeps the schema it had.
+			out = append(out, versionSchema{version: m.Version, validator: cur, from: from})
+		}
+		if c.Validator != nil {
+			cur, from = c.Validator, m.Version
+			out[len(out)-1].validator, out[len(out)-1].from = cur, from
+		}
+	}
+	return out
+}
+
+// windowAt is the validator coll has once migration at is applied, with
+// the window open: the plain schema when its documents carry no version
+// (no upgrade yet), nil when no validator was ever declared.
+func (r *Runner) windowAt(coll string, at int64) bson.D {
+	vs := r.versionSchemas(coll, at)
+	if len(vs) == 1 {
+		return vs[0].validator
 	}
 	f := r.cfg.versionField
-	return bson.D{{Key: "$or", Value: bson.A{
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: f, Value: cv}}, validator}}},
-		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: cv}}}},
-		bson.D{{Key: f, Value: nil}},
-	}}}
+	var branches bson.A
+	described := false
+	for i := len(vs) - 1; i >= 0; i-- {
+		var cond bson.D
+		if vs[i].version == 0 {
+			cond = bson.D{{Key: f, Value: nil}}
+		} else {
+			cond = bson.D{{Key: f, Value: vs[i].version}}
+		}
+		if vs[i].validator != nil {
+			described = true
+			cond = bson.D{{Key: "$and", Value: bson.A{cond, vs[i].validator}}}
+		}
+		branches = append(branches, cond)
+	}
+	if !described {
+		return nil
+	}
+	return bson.D{{Key: "$or", Value: branches}}
 }
 
-// windowAt is the windowed form of validator for coll as of migration at
-// (used when reverting: documents are downgraded to that version).
-func (r *Runner) windowAt(coll string, validator bson.D, at int64) bson.D {
-	return r.windowed(validator, r.docVersionAt(coll, at))
+// plainAt is the validator of coll's current document version as of
+// migration at, without the window (what tightening sends).
+func (r *Runner) plainAt(coll string, at int64) bson.D {
+	vs := r.versionSchemas(coll, at)
+	return vs[len(vs)-1].validator
 }
 
-// windowFor returns the validator to send for coll at migration v: the
-// window while documents below the current version may exist, the plain
-// schema once a backfill proved none remain.
-func (r *Runner) windowFor(ctx context.Context, coll string, validator bson.D, v int64) (bson.D, error) {
+// windowFor returns the validator to send for coll when applying
+// migration v, and whether it is the (open) window: the plain schema only
+// when a backfill proved, and a fresh query confirms, that no document is
+// at another version than the current one (invariant 2).
+func (r *Runner) windowFor(ctx context.Context, coll string, v int64) (validator bson.D, open bool, err error) {
 	cv := r.docVersionAt(coll, v)
-	if cv == 0 || validator == nil {
-		return validator, nil
+	w := r.windowAt(coll, v)
+	if cv == 0 || w == nil {
+		return w, false, nil
 	}
+	proven, err := r.provenNow(ctx, coll, cv)
+	if err != nil || proven {
+		return r.plainAt(coll, v), false, err
+	}
+	return w, true, nil
+}
+
+// provenNow reports whether the checkpoint of coll claims that no document
+// below cv remains and a query (limit 1) confirms it now.
+func (r *Runner) provenNow(ctx context.Context, coll string, cv int64) (bool, error) {
 	cp, err := r.readCheckpoint(ctx, coll)
-	if err != nil {
-		return nil, err
+	if err != nil || cp == nil || !cp.Proven || cp.Target != cv {
+		return false, err
 	}
-	if cp != nil && cp.Proven && cp.Target == cv {
-		return validator, nil
+	err = r.db.Collection(coll).FindOne(ctx, bson.D{{Key: r.cfg.versionField, Value: bson.D{{Key: "$ne", Value: cv}}}},
+		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("check that no %s document is below version %d: %w", coll, cv, err)
 	}
-	return r.windowed(validator, cv), nil
+	return false, nil
 }
 
 func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*checkpoint, error) {
@@ -72,38 +163,34 @@ func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*checkpoint, 
 	return &cp, nil
 }
 
-// tightenCommands closes the windows a backfill has proved unnecessary:
-// for each collection whose applied validator is windowed, whose backfill
-// proved no document below its current version remains, and which was not
-// tightened yet, a collMod with the plain schema.
+// tightenCommands closes the windows that can close now: for each
+// collection whose applied validator is a window, whose backfill claims
+// no document below its current version remains, whose window is not
+// closed yet, and for which a fresh query confirms the claim, a collMod
+// with the plain schema.
 func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEntry) ([]Command, error) {
 	var cmds []Command
+	top := maxApplied(applied)
 	for _, name := range r.collectionsWithValidators(nil) {
-		var latest int64
-		for v := range applied {
-			if m := r.migrationByVersion(v); m != nil && m.Collection(name) != nil && m.Collection(name).Validator != nil {
-				latest = max(latest, v)
-			}
-		}
-		if latest == 0 {
-			continue
-		}
-		cv := r.docVersionAt(name, latest)
-		if cv == 0 {
+		cv := r.docVersionAt(name, top)
+		if cv == 0 || r.windowAt(name, top) == nil {
 			continue
 		}
 		cp, err := r.readCheckpoint(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if cp == nil || !cp.Proven || cp.Target != cv || cp.Tightened {
+		if cp == nil || cp.Tightened {
 			continue
 		}
-		// Migrations after latest may already have raised the version.
-		if r.docVersionAt(name, maxApplied(applied)) != cv {
+		proven, err := r.provenNow(ctx, name, cv)
+		if err != nil {
+			return nil, err
+		}
+		if !proven {
 			continue
 		}
-		cmd := collModCommand(name, bson.D{{Key: "validator", Value: r.migrationByVersion(latest).Collection(name).Validator}})
+		cmd := collModCommand(name, bson.D{{Key: "validator", Value: r.plainAt(name, top)}})
 		cmd.Tighten = true
 		cmds = append(cmds, cmd)
 	}
@@ -124,6 +211,18 @@ func (r *Runner) markTightened(ctx context.Context, coll string) error {
 		bson.D{{Key: "$set", Value: bson.D{{Key: "tightened", Value: true}}}}, options.UpdateOne())
 	if err != nil {
 		return fmt.Errorf("record the tightened validator of %s: %w", coll, err)
+	}
+	return nil
+}
+
+// reopen clears the proof and the tightened flag of coll (invariant 3):
+// a window was sent, so older documents may exist again.
+func (r *Runner) reopen(ctx context.Context, coll string) error {
+	_, err := r.db.Collection(BackfillCollection).UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: coll}, {Key: "$or", Value: bson.A{bson.D{{Key: "proven", Value: true}}, bson.D{{Key: "tightened", Value: true}}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "proven", Value: false}, {Key: "tightened", Value: false}}}})
+	if err != nil {
+		return fmt.Errorf("reopen the validator window of %s: %w", coll, err)
 	}
 	return nil
 }

@@ -64,19 +64,26 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 }
 
 // TestValidatorWindowOnMongoDB checks what the window means on a real
-// server: inside it an old document may be written, a current one must be
-// valid; after tightening, old ones are refused.
+// server: inside it each version is checked against its own schema (a
+// version-0 document against 0001's, so one without email is refused:
+// issue 11, hole 2), a version no migration knows is refused, a current
+// one must be valid; after tightening, old ones are refused.
 func TestValidatorWindowOnMongoDB(t *testing.T) {
-	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestValidatorWindowTightensAfterBackfill)")
+	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestUpFromEmptyThenNothingPending and TestValidatorWindowTightensAfterBackfill)")
 	ctx := context.Background()
 	r := newRunner(t, db, samples(t))
 	if _, err := r.UpTo(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
 	users := db.Collection("users")
-	old := bson.D{{Key: "name", Value: "Old"}, {Key: "email", Value: "o@x"}, {Key: "version", Value: 1}}
-	if _, err := users.InsertOne(ctx, old); err != nil {
-		t.Errorf("window refused an old-version document: %v", err)
+	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "Old"}, {Key: "email", Value: "o@x"}}); err != nil {
+		t.Errorf("window refused a valid version-0 document: %v", err)
+	}
+	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "Old, no email"}}); !isValidationFailure(err) {
+		t.Errorf("window accepted a version-0 document that breaks 0001's schema: %v", err)
+	}
+	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "Odd"}, {Key: "email", Value: "o@x"}, {Key: "version", Value: 1}}); !isValidationFailure(err) {
+		t.Errorf("window accepted version 1, which is no document version of users: %v", err)
 	}
 	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "New"}, {Key: "version", Value: 3}}); !isValidationFailure(err) {
 		t.Errorf("window accepted an invalid current document: %v", err)
@@ -87,7 +94,77 @@ func TestValidatorWindowOnMongoDB(t *testing.T) {
 	if _, err := r.UpTo(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "Old2"}, {Key: "email", Value: "o@x"}, {Key: "version", Value: 1}}); !isValidationFailure(err) {
+	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "Old2"}, {Key: "email", Value: "o@x"}}); !isValidationFailure(err) {
 		t.Errorf("tightened validator accepted an old document: %v", err)
+	}
+}
+
+// TestWindowNotTightenedOnStaleProof: a version-0 document written after
+// the backfill proved none remained (an old release still running) keeps
+// the window open: up re-proves before closing it (issue 11, hole 3).
+func TestWindowNotTightenedOnStaleProof(t *testing.T) {
+	ctx := context.Background()
+	db, rec, r := sampleApplied(t)
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "Late"}, {Key: "email", Value: "late@x"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Plan(ctx, runner.Latest)
+	if err != nil || len(p.Tighten) != 0 {
+		t.Fatalf("plan would tighten on a stale proof: %+v %v", p.Tighten, err)
+	}
+	before := len(rec.named("collMod"))
+	if applied, err := r.Up(ctx); err != nil || len(applied) != 0 {
+		t.Fatalf("up = %+v, %v", applied, err)
+	}
+	if mods := rec.named("collMod")[before:]; len(mods) != 0 {
+		t.Fatalf("up tightened on a stale proof: %v", mods)
+	}
+	// Once the late document is upgraded too, the window closes.
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 || applied[0].Direction != "tighten" {
+		t.Fatalf("up after the second backfill = %+v, %v", applied, err)
+	}
+}
+
+// TestWindowReopensAfterDown: after up, backfill, up (closed), down --to 2
+// brings users back to version 0; the next up sends the window again, not
+// the plain schema, and does not close it before a new backfill (issue 11,
+// hole 6).
+func TestWindowReopensAfterDown(t *testing.T) {
+	ctx := context.Background()
+	_, rec, r := sampleApplied(t)
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 {
+		t.Fatalf("tightening up = %+v, %v", applied, err)
+	}
+	if _, err := r.DownTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.named("collMod"))
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var users bson.Raw
+	for _, m := range rec.named("collMod")[before:] {
+		if m.Lookup("collMod").StringValue() == "users" {
+			users = m
+		}
+	}
+	if users == nil {
+		t.Fatal("up after down sent no collMod for users")
+	}
+	if _, err := users.Lookup("validator").Document().LookupErr("$or"); err != nil {
+		t.Fatalf("up after down sent the plain schema, though users are back at version 0: %s", users)
+	}
+	st, _ := r.Status(ctx)
+	if w := collStatus(st, "users").Window; w != "open" {
+		t.Errorf("users window after down and up = %q, want open", w)
 	}
 }
