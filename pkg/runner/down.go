@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // ErrNothingToRevert is returned by Down and DownTo when no applied
@@ -27,7 +30,7 @@ type DowngradeError struct {
 }
 
 func (e *DowngradeError) Error() string {
-	return fmt.Sprintf("cannot revert %s: %d %s documents are at version %d and the migration declares no downgrade for %s; add `downgrade:` steps to the file, or upgrade the code instead of reverting the schema",
+	return fmt.Sprintf("cannot revert %s: %d %s documents are at version %d or above and the migration declares no downgrade for %s; add `downgrade:` steps to the file (allowed after applying: downgrades are not checksummed), or upgrade the code instead of reverting the schema; nothing was changed",
 		e.File, e.Count, e.Collection, e.Version, e.Collection)
 }
 
@@ -49,45 +52,27 @@ func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
 	return r.DownTo(ctx, prev)
 }
 
-// DownTo reverts applied migrations above version to, newest first: the
-// validators and indexes go back to what earlier migrations declare, and
-// documents at a reverted version are downgraded where the file declares
-// a downgrade. Each migration is checked before anything changes.
+// DownTo reverts applied migrations above version to, newest first. The
+// whole revert is checked before the first command (every applied file
+// present and unchanged, every index it must recreate known, every stored
+// document at a reverted version downgradable); then, per migration: the
+// documents first (guarded deltas, so a concurrent write is never erased),
+// under the open validator window, then the indexes and validators, then
+// the ledger entry. Cancelling ctx stops it between two writes with an
+// [*InterruptedError].
 func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err error) {
 	if to < 0 {
 		return nil, fmt.Errorf("invalid target version %d", to)
 	}
 	total := 0
 	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
-		st, err := r.status(ctx, false)
+		dp, err := r.checkDown(ctx, to)
 		if err != nil {
 			return err
 		}
-		var targets []*migration.Migration
-		for i := len(r.migrations) - 1; i >= 0; i-- {
-			m := r.migrations[i]
-			if _, ok := st.applied[m.Version]; ok && m.Version > to {
-				targets = append(targets, m)
-			}
-		}
-		for v, e := range st.applied {
-			if v > to && !hasVersion(r.migrations, v) {
-				return fmt.Errorf("cannot revert migration %d (%s): its file is gone; restore it from version control", v, e.File)
-			}
-		}
-		if len(targets) == 0 {
-			return fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
-		}
-		total = len(targets)
-		exists, err := r.existing(ctx)
-		if err != nil {
-			return err
-		}
-		for _, m := range targets {
-			if st.applied[m.Version].Checksum != m.Checksum && !r.cfg.allowDrift {
-				return &DriftError{Drifted: []MigrationStatus{{Version: m.Version, File: m.File, State: StateDrifted, Checksum: m.Checksum, LedgerChecksum: st.applied[m.Version].Checksum}}}
-			}
-			a, err := r.revert(ctx, m, exists)
+		total = len(dp.targets)
+		for _, t := range dp.targets {
+			a, err := r.revert(ctx, t, dp.exists)
 			if err != nil {
 				return err
 			}
@@ -98,60 +83,138 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 	return reverted, interrupted(ctx, err, "down", reverted, total)
 }
 
-func hasVersion(ms []*migration.Migration, v int64) bool {
-	for _, m := range ms {
-		if m.Version == v {
-			return true
-		}
-	}
-	return false
+// downPlan is a revert that passed every check.
+type downPlan struct {
+	targets []downTarget // newest first
+	exists  map[string]bool
 }
 
-func (r *Runner) revert(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
-	start := time.Now()
-	cmds, unknown := downCommands(r.migrations, m, exists, r.windowAt)
-	if len(unknown) > 0 {
-		return Applied{}, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration",
-			m.File, strings.Join(unknown, ", "))
-	}
-	// Check every data downgrade before changing anything.
-	type downgrade struct {
-		coll     string
-		from, to int64
-	}
-	var downs []downgrade
-	for _, c := range m.Collections {
-		if len(c.Upgrade) == 0 || !exists[c.Name] {
-			continue
-		}
-		n, err := r.db.Collection(c.Name).CountDocuments(ctx, bson.D{{Key: r.cfg.versionField, Value: m.Version}})
-		if err != nil {
-			return Applied{}, fmt.Errorf("count %s documents at version %d: %w", c.Name, m.Version, err)
-		}
-		if n == 0 {
-			continue
-		}
-		if !r.registry.HasDowngrade(c.Name, m.Version) {
-			return Applied{}, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
-		}
-		downs = append(downs, downgrade{c.Name, m.Version, r.registry.Previous(c.Name, m.Version)})
-	}
-	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "reverting " + m.File})
-	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "down", cmds)
+// downTarget is one migration to revert and the data it downgrades.
+type downTarget struct {
+	m     *migration.Migration
+	cmds  []Command
+	downs []downgrade
+}
+
+// downgrade is one collection's documents to take from version from to to.
+type downgrade struct {
+	coll     string
+	from, to int64
+	count    int64 // documents at from or above when checked
+}
+
+// checkDown checks the whole revert to version to without writing
+// anything, and returns what to do. PlanDown runs the same checks, so a dry
+// run refuses exactly what down would.
+func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
+	st, err := r.status(ctx, false)
 	if err != nil {
-		return Applied{}, err
+		return nil, err
 	}
-	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Commands: results, ClientSideValidators: clientSide}
-	for _, d := range downs {
+	var drifted []MigrationStatus
+	for _, ms := range st.Migrations {
+		switch {
+		case ms.State == StateMissing:
+			// The state before any revert is computed from every earlier
+			// file: without one, down would strip validators it cannot see.
+			// --allow-drift does not help: the file is needed.
+			return nil, &DriftError{Drifted: []MigrationStatus{ms}}
+		case ms.State == StateDrifted:
+			drifted = append(drifted, ms)
+		}
+	}
+	if len(drifted) > 0 && !r.cfg.allowDrift {
+		return nil, &DriftError{Drifted: drifted}
+	}
+	exists, err := r.existing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dp := &downPlan{exists: exists}
+	for i := len(r.migrations) - 1; i >= 0; i-- {
+		m := r.migrations[i]
+		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
+			continue
+		}
+		cmds, unknown := downCommands(r.migrations, m, maps.Clone(exists), r.windowAt)
+		if len(unknown) > 0 {
+			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
+				m.File, strings.Join(unknown, ", "))
+		}
+		t := downTarget{m: m, cmds: cmds}
+		for _, c := range m.Collections {
+			if len(c.Upgrade) == 0 || !exists[c.Name] {
+				continue
+			}
+			// Every document at this version or above passes through this
+			// step on its way down.
+			n, err := r.db.Collection(c.Name).CountDocuments(ctx, bson.D{{Key: r.cfg.versionField, Value: bson.D{{Key: "$gte", Value: m.Version}}}})
+			if err != nil {
+				return nil, fmt.Errorf("count %s documents at version %d or above: %w", c.Name, m.Version, err)
+			}
+			if n > 0 && !r.registry.HasDowngrade(c.Name, m.Version) {
+				return nil, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
+			}
+			if n > 0 {
+				t.downs = append(t.downs, downgrade{coll: c.Name, from: m.Version, to: r.registry.Previous(c.Name, m.Version), count: n})
+			}
+		}
+		dp.targets = append(dp.targets, t)
+	}
+	if len(dp.targets) == 0 {
+		return nil, fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
+	}
+	return dp, nil
+}
+
+// revert reverts one migration: data first, under the open window (so the
+// downgraded documents stay writable), then validators and indexes (so a
+// restored unique index meets documents that already have its field),
+// then the ledger entry.
+func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]bool) (Applied, error) {
+	m := t.m
+	start := time.Now()
+	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "reverting " + m.File})
+	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down"}
+	var opened []Command
+	for _, d := range t.downs {
+		if w := r.windowAt(d.coll, m.Version); w != nil {
+			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
+		}
+	}
+	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "down", opened)
+	if err != nil {
+		return a, err
+	}
+	for _, d := range t.downs {
+		if err := r.reopen(ctx, d.coll); err != nil {
+			return a, err
+		}
 		n, err := r.downgradeDocuments(ctx, d.coll, d.from)
 		if err != nil {
-			return a, fmt.Errorf("revert %s: %s: downgraded %d documents, then: %w; the validators and indexes are reverted but migration %d stays recorded: fix the cause and run `mongomig down` again",
+			if ctx.Err() != nil {
+				return a, err
+			}
+			return a, fmt.Errorf("revert %s: %s: downgraded %d documents, then: %w; nothing else was reverted and migration %d stays recorded: fix the cause and run `mongomig down` again (it continues with the documents left)",
 				m.File, d.coll, n, err, m.Version)
 		}
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
 		r.cfg.events(Event{Kind: EventDocuments, Version: m.Version, File: m.File, Collection: d.coll, Message: fmt.Sprintf("%s: %d documents downgraded from version %d to %d", d.coll, n, d.from, d.to)})
 	}
-	if err := r.forget(ctx, m.Version); err != nil {
+	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
+	if err != nil {
+		return a, err
+	}
+	a.Commands = append(results, more...)
+	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
+	for _, c := range t.cmds {
+		if c.Name == "collMod" && r.docVersionAt(c.Collection, m.Version-1) > 0 {
+			if err := r.reopen(finishing(ctx), c.Collection); err != nil {
+				return a, err
+			}
+		}
+	}
+	if err := r.forget(finishing(ctx), m.Version); err != nil {
 		return a, err
 	}
 	a.DurationMS = time.Since(start).Milliseconds()
@@ -159,48 +222,89 @@ func (r *Runner) revert(ctx context.Context, m *migration.Migration, exists map[
 	return a, nil
 }
 
-// downgradeBatch bounds the documents read per query; the sandbox slows
-// down with long-open cursors (see docs/sandbox.md).
+func uniqueStrings(list []string) []string {
+	var out []string
+	for _, s := range list {
+		out = appendUnique(out, s)
+	}
+	return out
+}
+
+// downgradeBatch is the number of guarded writes per bulk write (the
+// sandbox hangs on update commands of 100 statements or more).
 const downgradeBatch = 50
 
 // downgradeDocuments rewrites every document of coll at version v with the
-// migration's downgrade, guarded on _id and the version so a document
-// another writer already changed is left alone and re-read.
+// migration's downgrade in one pass over a cursor in _id order, each as a
+// guarded delta (version.DeltaOf) in unordered bulk writes: a document a
+// concurrent writer changed is left alone and picked up by the next pass,
+// fields the downgrade does not touch are never written. A pass that
+// downgrades nothing while documents remain stops with an error.
 func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (int64, error) {
-	c := r.db.Collection(coll)
 	var total int64
 	for {
-		cur, err := c.Find(ctx, bson.D{{Key: r.cfg.versionField, Value: v}}, options.Find().SetLimit(downgradeBatch).SetSort(bson.D{{Key: "_id", Value: 1}}))
-		if err != nil {
+		n, left, err := r.downgradePass(ctx, coll, v)
+		total += n
+		if err != nil || left == 0 {
 			return total, err
 		}
-		var docs []bson.D
-		if err := cur.All(ctx, &docs); err != nil {
-			return total, err
-		}
-		if len(docs) == 0 {
-			return total, nil
-		}
-		progress := false
-		for _, d := range docs {
-			out, err := r.registry.Downgrade(coll, v, d)
-			if err != nil {
-				return total, err
-			}
-			id, _ := lookup(d, "_id")
-			res, err := c.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: r.cfg.versionField, Value: v}}, out)
-			if err != nil {
-				return total, fmt.Errorf("write downgraded document _id=%v: %w", id, err)
-			}
-			if res.ModifiedCount > 0 || res.MatchedCount > 0 {
-				total++
-				progress = true
-			}
-		}
-		if !progress {
-			return total, errors.New("documents keep changing under the downgrade; stop the writers and retry")
+		if n == 0 {
+			return total, fmt.Errorf("%d documents keep changing under the downgrade; stop the writers and run down again", left)
 		}
 	}
+}
+
+// downgradePass makes one pass; left counts the documents whose guarded
+// write matched nothing (changed since they were read).
+func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done, left int64, err error) {
+	c := r.db.Collection(coll)
+	cur, err := c.Find(ctx, bson.D{{Key: r.cfg.versionField, Value: v}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(downgradeBatch))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	var models []mongo.WriteModel
+	flush := func() error {
+		if len(models) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return fmt.Errorf("write downgraded documents: %w", err)
+		}
+		done += res.MatchedCount
+		left += int64(len(models)) - res.MatchedCount
+		models = models[:0]
+		return nil
+	}
+	for cur.Next(ctx) {
+		var d bson.D
+		if err := cur.Decode(&d); err != nil {
+			return done, left, err
+		}
+		out, err := r.registry.Downgrade(coll, v, d)
+		if err != nil {
+			id, _ := lookup(d, "_id")
+			return done, left, fmt.Errorf("downgrade _id %v: %w", id, err)
+		}
+		delta, err := version.DeltaOf(d, out)
+		if err != nil {
+			return done, left, err
+		}
+		models = append(models, mongo.NewUpdateOneModel().SetFilter(delta.Filter).SetUpdate(delta.Update))
+		if len(models) == downgradeBatch {
+			if err := flush(); err != nil {
+				return done, left, err
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return done, left, err
+	}
+	return done, left, flush()
 }
 
 func lookup(d bson.D, key string) (any, bool) {

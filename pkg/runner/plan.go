@@ -72,34 +72,27 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 
 // PlanDown returns what DownTo(ctx, to) would revert.
 func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
-	st, err := r.status(ctx, false)
+	dp, err := r.checkDown(ctx, to)
 	if err != nil {
 		return nil, err
 	}
-	exists, err := r.existing(ctx)
+	st, err := r.status(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Direction: "down", Current: st.Current, Target: to, Migrations: []PlannedMigration{}}
 	var ms []*migration.Migration
-	for i := len(r.migrations) - 1; i >= 0; i-- {
-		m := r.migrations[i]
-		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
-			continue
-		}
-		cmds, unknown := downCommands(r.migrations, m, exists, r.windowAt)
-		if len(unknown) > 0 {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s dropped %v, which no earlier migration created: down will refuse", m.File, unknown))
-		}
-		for _, c := range m.Collections {
-			if len(c.Upgrade) > 0 {
-				what := "no downgrade is declared: down refuses if any document is at this version"
-				if r.registry.HasDowngrade(c.Name, m.Version) {
-					what = fmt.Sprintf("documents at version %d are downgraded to %d", m.Version, r.registry.Previous(c.Name, m.Version))
-				}
-				p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: %s", m.File, c.Name, what))
+	for _, t := range dp.targets {
+		m := t.m
+		var cmds []Command
+		for _, d := range t.downs {
+			if w := r.windowAt(d.coll, m.Version); w != nil {
+				cmds = append(cmds, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
 			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: %d documents at version %d or above are downgraded to %d before the validators and indexes are reverted",
+				m.File, d.coll, d.count, d.from, d.to))
 		}
+		cmds = append(cmds, t.cmds...)
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}
