@@ -48,7 +48,7 @@ func TestUpStatusDownCycle(t *testing.T) {
 	}
 
 	r = run(t, false, sandboxArgs(dir, "status", "--check")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "users      validator of 0003, client-side only (moderate/error)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "users       0003, client-side only (moderate/error)") {
 		t.Fatalf("status after up: exit %d\n%s", r.code, r.stdout)
 	}
 	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
@@ -141,7 +141,7 @@ func TestDemo(t *testing.T) {
 		"validators accept older versions (the window) until a backfill proves none remain",
 		"done users: 40 documents upgraded to version 3",
 		"closed the validator window of users",
-		"users      validator of 0003, client-side only (moderate/error), window closed; documents v3: 40",
+		"users       0003, client-side only (moderate/error), window closed  v3: 40     v3",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q", want)
