@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // Credentials a MongoDB connection string can carry (the driver's
@@ -206,4 +208,11 @@ func pathUnescape(s string) string {
 		return u
 	}
 	return s
+}
+
+// cleanMessage is a message as it may be shown: without the credentials of
+// uri and without what the server leaks of its implementation (FerretDB's
+// Go stack frames and value dumps).
+func cleanMessage(msg, uri string) string {
+	return runner.TrimServerInternals(redactErr(msg, uri))
 }

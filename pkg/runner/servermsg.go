@@ -7,15 +7,16 @@ import (
 
 // goFrame is one of FerretDB's error-chain frames, such as
 // "[msg_update.go:133 handler.(*Handler).updateDocument] ".
-var goFrame = regexp.MustCompile(`\[[A-Za-z0-9_./-]+\.go:\d+ [^\]\s]*\]\s*`)
+var goFrame = regexp.MustCompile(`\[[A-Za-z0-9_./-]+\.go:\d+ [^\]\s]*\] ?`)
 
 // goPointer is a Go pointer value, such as 0xc000123456.
-var goPointer = regexp.MustCompile(`\b0x[0-9a-f]{6,}\b`)
+var goPointer = regexp.MustCompile(` ?\b0x[0-9a-f]{6,}\b`)
 
 // TrimServerInternals removes what a server leaks of its implementation
 // from a message: FerretDB's Go stack frames ("[update.go:114
 // common.UpdateDocument] ") and Go value dumps ("with value &{map[...]
-// [{0xc000... $jsonSchema}] false 0}"). The rest of the message stays.
+// [{0xc000... $jsonSchema}] false 0}"). The rest of the message, its lines
+// and their indentation stay.
 func TrimServerInternals(msg string) string {
 	msg = goFrame.ReplaceAllString(msg, "")
 	for {
@@ -25,13 +26,19 @@ func TrimServerInternals(msg string) string {
 		}
 		end := matchingBrace(msg, i+1)
 		start := i
-		if strings.HasSuffix(msg[:i], " with value ") {
-			start = i - len(" with value")
+		switch {
+		case strings.HasSuffix(msg[:i], " with value "):
+			start = i - len(" with value ")
+		case strings.HasSuffix(msg[:i], " ") && strings.HasPrefix(msg[end:], " "):
+			start = i - 1
 		}
 		msg = msg[:start] + msg[end:]
 	}
-	msg = goPointer.ReplaceAllString(msg, "")
-	return strings.Join(strings.Fields(msg), " ")
+	lines := strings.Split(goPointer.ReplaceAllString(msg, ""), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // matchingBrace returns the index just past the brace that closes the one

@@ -12,6 +12,8 @@ func TestTrimServerInternals(t *testing.T) {
 		"(NotImplemented) `collMod` command is not implemented yet":                  "(NotImplemented) `collMod` command is not implemented yet",
 		`write exception: write errors: [Cannot create field 'b' in element {a: 1}]`: `write exception: write errors: [Cannot create field 'b' in element {a: 1}]`,
 		`truncated &{map[a:1] [{0xc0001`:                                             `truncated`,
+		"value &{x} here\n  next line [a.go:1 f] kept":                               "value here\n  next line kept",
+		"pointer 0xc000123456 gone":                                                  "pointer gone",
 	} {
 		if got := TrimServerInternals(in); got != want {
 			t.Errorf("TrimServerInternals(%s)\n got %s\nwant %s", in, got, want)
