@@ -55,7 +55,7 @@ const minSecretLen = 4
 // parsedURI is a connection string cut into its parts for display.
 type parsedURI struct {
 	scheme, user, password, rest, query string
-	hasUser, hasPassword                bool
+	hasUser, hasPassword, hasQuery      bool
 	awsUser                             bool
 	// secrets are the credential values as found (escaped) in the URI.
 	secrets []string
@@ -74,7 +74,7 @@ func parseForRedaction(uri string) parsedURI {
 		p.user, p.password, p.hasPassword = strings.Cut(rest[:at], ":")
 		rest = rest[at+1:]
 	}
-	p.rest, p.query, _ = strings.Cut(rest, "?")
+	p.rest, p.query, p.hasQuery = strings.Cut(rest, "?")
 	if p.hasPassword {
 		p.secrets = append(p.secrets, p.password)
 	}
@@ -175,7 +175,7 @@ func redactURI(uri string) string {
 		b.WriteString("@")
 	}
 	b.WriteString(p.rest)
-	if len(p.options) > 0 || strings.Contains(uri, "?") {
+	if p.hasQuery {
 		b.WriteString("?" + strings.Join(p.options, "&"))
 	}
 	return b.String()

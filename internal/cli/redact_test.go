@@ -39,6 +39,8 @@ func TestRedactCredentials(t *testing.T) {
 			[]string{"pw12345", "tok-123456", "sec-7890", "pw-abcdef"},
 		},
 		{"mongodb://host:27017/app?serverSelectionTimeoutMS=200", "mongodb://host:27017/app?serverSelectionTimeoutMS=200", nil},
+		{"mongodb://ada:what?ever@host/app", "mongodb://ada:***@host/app", []string{"what?ever"}},
+		{"localhost:27017", "localhost:27017", nil},
 	} {
 		if got := redactURI(c.uri); got != c.want {
 			t.Errorf("redactURI(%s)\n got %s\nwant %s", c.uri, got, c.want)
