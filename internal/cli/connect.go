@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -95,35 +94,4 @@ func (e *env) connect(ctx context.Context) (db *mongo.Database, close func(), er
 		return nil, nil, fmt.Errorf("cannot reach %s: %s; check the address and that the server is running", redactURI(uri), redactErr(err.Error(), uri))
 	}
 	return client.Database(dbName), closeAll, nil
-}
-
-// redactURI removes the password from a connection string for display.
-func redactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		if i := strings.Index(uri, "@"); i >= 0 {
-			if j := strings.Index(uri, "://"); j >= 0 && j < i {
-				return uri[:j+3] + "***@" + uri[i+1:]
-			}
-		}
-		return uri
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-}
-
-// redactErr removes the URI's password from an error message, in case a
-// library quoted it.
-func redactErr(msg, uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return msg
-	}
-	if pw, has := u.User.Password(); has && pw != "" {
-		msg = strings.ReplaceAll(msg, pw, "***")
-		msg = strings.ReplaceAll(msg, url.QueryEscape(pw), "***")
-	}
-	return msg
 }

@@ -23,15 +23,27 @@ func reportFlags() []cli.Flag {
 	}
 }
 
+// allIDsFlag lists every failing _id; a command that offers it passes
+// [reportSettings.options] to the runner.
+func allIDsFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "all-ids", Usage: fmt.Sprintf("list the _id of every failing document, not only the smallest %d of each failure", runner.MaxExampleIDs)}
+}
+
 // reportSettings are the parsed report flags.
 type reportSettings struct {
 	sample int64
 	format string
 	out    string
+	allIDs bool
+}
+
+// options are the report options the flags ask for.
+func (s reportSettings) options(progress func(string, int64, int64)) runner.ReportOptions {
+	return runner.ReportOptions{Sample: s.sample, AllExampleIDs: s.allIDs, Progress: progress}
 }
 
 func parseReportFlags(c *cli.Context, jsonFlag bool) (reportSettings, error) {
-	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out")}
+	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out"), allIDs: c.Bool("all-ids")}
 	if jsonFlag && !c.IsSet("format") {
 		s.format = "json"
 	}
@@ -119,16 +131,21 @@ func versionsText(vs []runner.VersionCount) string {
 	return strings.Join(parts, ", ")
 }
 
+// serverCheckText words the server cross-check the same way in every
+// format.
 func serverCheckText(c *runner.ServerCheck) string {
 	switch {
 	case c == nil:
 		return "not run (sampled report)"
-	case !c.Available:
-		return "unavailable (" + c.Reason + ")"
-	case c.Agrees:
-		return fmt.Sprintf("agrees (%d documents fail as stored)", c.Server)
+	case !c.Available || c.Agrees == nil || c.Server == nil || c.Client == nil:
+		if c.Reason == "" {
+			return "not available"
+		}
+		return "not available (" + c.Reason + ")"
+	case *c.Agrees:
+		return fmt.Sprintf("agrees (%d document%s fail as stored)", *c.Server, plural(int(*c.Server)))
 	}
-	return fmt.Sprintf("DIFFERS: the server counts %d documents failing as stored, mongomig %d", c.Server, c.Client)
+	return fmt.Sprintf("DIFFERS: the server counts %d documents failing as stored, mongomig %d", *c.Server, *c.Client)
 }
 
 func renderReportText(o *output, rep *runner.Report) {
@@ -173,9 +190,10 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 	}
 	fmt.Fprintf(&b, "## %s mongomig validation report: %s\n\n", icon, summary(rep))
 	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n\n", rep.Database)
-	b.WriteString("| collection | validator | level / action | scanned | versions | failing |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| collection | validator | level / action | scanned | versions | failing | server cross-check |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range rep.Collections {
-		fmt.Fprintf(&b, "| `%s` | %04d | %s / %s | %d | %s | %d |\n", c.Collection, c.ValidatorFrom, c.ValidationLevel, c.ValidationAction, c.Scanned, versionsText(c.Versions), c.Failing)
+		fmt.Fprintf(&b, "| `%s` | %04d | %s / %s | %d | %s | %d | %s |\n", c.Collection, c.ValidatorFrom, c.ValidationLevel, c.ValidationAction,
+			c.Scanned, mdEscape(versionsText(c.Versions)), c.Failing, mdEscape(serverCheckText(c.ServerCheck)))
 	}
 	for _, c := range rep.Collections {
 		if c.Failing == 0 {
@@ -205,11 +223,17 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -231,7 +255,7 @@ type junitMessage struct {
 func renderJUnit(w io.Writer, rep *runner.Report) error {
 	out := junitSuites{Name: "mongomig validate"}
 	for _, c := range rep.Collections {
-		s := junitSuite{Name: c.Collection}
+		s := junitSuite{Name: c.Collection, Properties: []junitProperty{{Name: "server cross-check", Value: serverCheckText(c.ServerCheck)}}}
 		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
 		if len(groups) == 0 {
 			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%d documents pass the validator of %04d", c.Scanned, c.ValidatorFrom)})

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
@@ -119,5 +121,79 @@ func TestDryRunReport(t *testing.T) {
 	}
 	if r := run(t, false, sandboxArgs(dir, "status", "--check")...); r.code != ExitCheck || !strings.Contains(r.stdout, "4 pending") {
 		t.Errorf("the dry run changed something: %s", r.stdout)
+	}
+}
+
+// TestReportJSONCarriesValues: in every --json output that shows a command
+// or an _id (up --dry-run, validate, status), it is a JSON value, not a
+// string holding JSON.
+func TestReportJSONCarriesValues(t *testing.T) {
+	dir := sampleSandbox(t)
+	r := run(t, false, sandboxArgs(dir, "--json", "up", "--dry-run")...)
+	var dry struct {
+		Plan struct {
+			Migrations []struct{ Commands []struct{ Command any } }
+		}
+		Report struct {
+			Collections []struct{ Failures []struct{ ExampleIDs []any } }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &dry); err != nil || len(dry.Plan.Migrations) == 0 || len(dry.Report.Collections) == 0 {
+		t.Fatalf("up --dry-run --json: %v\n%s", err, r.stdout)
+	}
+	if cmd, ok := dry.Plan.Migrations[0].Commands[0].Command.(map[string]any); !ok || cmd["collMod"] != "users" {
+		t.Errorf("plan command = %#v, want the command document", dry.Plan.Migrations[0].Commands[0].Command)
+	}
+	if id, ok := dry.Report.Collections[0].Failures[0].ExampleIDs[0].(map[string]any); !ok || id["$oid"] != "650400000000000000000005" {
+		t.Errorf("exampleIds[0] = %#v, want {\"$oid\": ...}", dry.Report.Collections[0].Failures[0].ExampleIDs[0])
+	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if _, err := db.Collection("users").InsertOne(context.Background(), bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "v"}, {Key: "version", Value: "abc"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
+	if !strings.Contains(r.stdout, `"invalid": "abc"`) {
+		t.Errorf("status --json: the invalid version is not the value \"abc\":\n%s", r.stdout)
+	}
+	r = run(t, false, sandboxArgs(dir, "--json", "validate", "--collection", "users")...)
+	if !strings.Contains(r.stdout, `"invalid": "abc"`) || !strings.Contains(r.stdout, "\"exampleIds\": [\n            1\n") {
+		t.Errorf("validate --json: the invalid version or the _id 1 is not a JSON value:\n%s", r.stdout)
+	}
+}
+
+// TestReportCrossCheckNotAvailable: a collection that does not exist gets
+// no verdict from the server cross-check, in any format.
+func TestReportCrossCheckNotAvailable(t *testing.T) {
+	dir := t.TempDir()
+	want := "not available (the collection does not exist: nothing to compare)"
+	for _, format := range []string{"text", "markdown", "junit"} {
+		r := run(t, false, sandboxArgs(dir, "validate", "--collection", "users", "--format", format)...)
+		if r.code != ExitOK || !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "agrees") {
+			t.Errorf("%s: exit %d, want %q and no agreement:\n%s%s", format, r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestReportAllIDs: a report shows the smallest five _ids of a failure;
+// --all-ids lists every one, in every format.
+func TestReportAllIDs(t *testing.T) {
+	dir := sampleSandbox(t)
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		for i := 0; i < 6; i++ {
+			if _, err := db.Collection("users").InsertOne(context.Background(), bson.D{{Key: "_id", Value: fmt.Sprintf("noemail%d", i)}, {Key: "name", Value: "n"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	r := run(t, false, sandboxArgs(dir, "validate", "--collection", "users")...)
+	if !strings.Contains(r.stdout, "8 documents") || strings.Count(r.stdout, `"noemail`) != 5 {
+		t.Errorf("default: want 8 failing and 5 ids (strings sort before ObjectIds, as in MongoDB):\n%s", r.stdout)
+	}
+	for _, format := range []string{"text", "json", "markdown", "junit"} {
+		r := run(t, false, sandboxArgs(dir, "validate", "--collection", "users", "--all-ids", "--format", format)...)
+		if n := strings.Count(r.stdout, "noemail"); n != 6 || r.code != ExitCheck {
+			t.Errorf("--all-ids --format %s: exit %d, %d of 6 string ids:\n%s%s", format, r.code, n, r.stdout, r.stderr)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func TestUpStatusDownCycle(t *testing.T) {
 	}
 
 	r = run(t, false, sandboxArgs(dir, "status", "--check")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "users      validator of 0003, client-side only (moderate/error)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "users       0003, client-side only (moderate/error)") {
 		t.Fatalf("status after up: exit %d\n%s", r.code, r.stdout)
 	}
 	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
@@ -141,7 +141,7 @@ func TestDemo(t *testing.T) {
 		"validators accept older versions (the window) until a backfill proves none remain",
 		"done users: 40 documents upgraded to version 3",
 		"closed the validator window of users",
-		"users      validator of 0003, client-side only (moderate/error), window closed; documents v3: 40",
+		"users       0003, client-side only (moderate/error), window closed  v3: 40     v3",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q", want)
@@ -177,7 +177,7 @@ func TestBackfillCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 60 documents upgraded to version 4 (60 on the server, no document sent)") {
 		t.Fatalf("backfill after the stop: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "documents v3: 40") || !strings.Contains(r.stdout, "documents v4: 60") {
+	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "  v3: 40  ") || !strings.Contains(r.stdout, "  v4: 60  ") {
 		t.Errorf("status after backfill:\n%s", r.stdout)
 	}
 	if r := run(t, false, sandboxArgs(dir, "backfill", "--batch", "0")...); r.code != ExitUsage {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,4 +55,41 @@ func TestPasswordNeverShown(t *testing.T) {
 		}
 	}
 	t.Logf("%d command runs with a password in the URI, none showed it", checked)
+}
+
+// TestOptionCredentialsNeverShown: credentials carried by URI options (an
+// AWS session token, a TLS key password, token- or secret-like options) and
+// the AWS access key id in the user info never appear in any output, for a
+// server that refuses them, an unreachable host and a URI the driver
+// refuses.
+func TestOptionCredentialsNeverShown(t *testing.T) {
+	srv, err := sandbox.Start(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Stop(context.Background()) }()
+	host := strings.TrimPrefix(srv.URI(), "mongodb://")
+	secrets := []string{"AKIAEXAMPLEKEYID", "wJalrXUtnFEMIK7MDENG", "FwoGZXIvYXdzSESSION", "KeyFilePassw0rd", "tok-9f8e7d6c", "clientSecretValue"}
+	aws := "mongodb://AKIAEXAMPLEKEYID:wJalrXUtnFEMIK7MDENG@%s?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:FwoGZXIvYXdzSESSION&serverSelectionTimeoutMS=%s"
+	uris := []string{
+		fmt.Sprintf(aws, host+"app", "300"),
+		fmt.Sprintf(aws, "127.0.0.1:1/app", "200"),
+		fmt.Sprintf(aws, "127.0.0.1:1/app", "x"),
+		"mongodb://127.0.0.1:1/app?tls=true&tlsCertificateKeyFile=nosuch.pem&tlsCertificateKeyFilePassword=KeyFilePassw0rd&serverSelectionTimeoutMS=200",
+		"mongodb://127.0.0.1:1/app?apiToken=tok-9f8e7d6c&clientSecret=clientSecretValue&serverSelectionTimeoutMS=200",
+		"mongodb://127.0.0.1:1/app?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:FwoGZXIvYXdzSESSION,BAD",
+	}
+	for _, uri := range uris {
+		for _, cmd := range [][]string{{"info"}, {"status"}, {"up", "--dry-run"}, {"validate", "--format", "junit"}, {"--json", "validate"}} {
+			r := run(t, false, append([]string{"--uri", uri, "--dir", "../../migrations"}, cmd...)...)
+			if r.code == 0 || r.stderr == "" {
+				t.Errorf("%v with %s: exit %d, stderr %q", cmd, redactURI(uri), r.code, r.stderr)
+			}
+			for _, s := range secrets {
+				if strings.Contains(r.stdout+r.stderr, s) {
+					t.Errorf("%s leaked by %v:\n%s%s", s, cmd, r.stdout, r.stderr)
+				}
+			}
+		}
+	}
 }

@@ -52,47 +52,71 @@ func (e *env) runStatus(ctx context.Context, check bool) error {
 func (e *env) renderStatus(st *runner.Status) {
 	o := e.out
 	o.printf("%s the database is at version %d of %d (%d pending, %d drifted)\n", o.bold("migrations"), st.Current, st.Latest, st.Pending, st.Drifted)
+	var rows [][]cell
 	for _, m := range st.Migrations {
-		state := m.State
+		paint := o.red
 		switch m.State {
 		case runner.StateApplied:
-			state = o.green(fmt.Sprintf("%-8s", state))
+			paint = o.green
 		case runner.StatePending:
-			state = o.yellow(fmt.Sprintf("%-8s", state))
-		default:
-			state = o.red(fmt.Sprintf("%-8s", state))
+			paint = o.yellow
 		}
 		when := ""
 		if m.AppliedAt != nil {
 			when = m.AppliedAt.UTC().Format("2006-01-02 15:04:05Z") + " by " + m.AppliedBy
 		}
-		o.printf("  %04d %s %-40s %s\n", m.Version, state, m.File, o.faint(when))
+		rows = append(rows, []cell{{text: fmt.Sprintf("%04d", m.Version)}, {text: m.State, paint: paint}, {text: m.File}, {text: when, paint: o.faint}})
 	}
+	o.table("  ", rows)
 	o.printf("%s\n", o.bold("collections"))
+	rows = [][]cell{{{text: "collection", paint: o.faint}, {text: "validator", paint: o.faint}, {text: "documents", paint: o.faint}, {text: "upgrade target", paint: o.faint}}}
 	for _, c := range st.Collections {
-		validator := "no validator"
-		if c.ValidatorFrom > 0 {
-			validator = fmt.Sprintf("validator of %04d, %s", c.ValidatorFrom, c.Enforcement)
-			if c.Level != "" || c.Action != "" {
-				validator += fmt.Sprintf(" (%s/%s)", orDash(c.Level), orDash(c.Action))
-			}
-			if c.Window != "" {
-				validator += ", window " + c.Window
-			}
-		}
-		var docs []string
-		for _, d := range c.Documents {
-			if d.Invalid != "" {
-				docs = append(docs, fmt.Sprintf("%d with invalid version %s", d.Count, d.Invalid))
-			} else {
-				docs = append(docs, fmt.Sprintf("v%d: %d", d.Version, d.Count))
-			}
-		}
-		if len(docs) == 0 {
-			docs = []string{"no documents"}
-		}
-		o.printf("  %-10s %s; documents %s (current version %d)\n", c.Name, validator, strings.Join(docs, ", "), c.CurrentVersion)
+		rows = append(rows, []cell{{text: c.Name}, {text: validatorText(c)}, {text: documentsText(c.Documents)}, {text: upgradedToText(c)}})
 	}
+	o.table("  ", rows)
+}
+
+// validatorText is the validator in force: the migration it comes from,
+// where it is enforced, level and action, and the window.
+func validatorText(c runner.CollectionStatus) string {
+	if c.ValidatorFrom == 0 {
+		return "none"
+	}
+	s := fmt.Sprintf("%04d, %s", c.ValidatorFrom, c.Enforcement)
+	if c.Level != "" || c.Action != "" {
+		s += fmt.Sprintf(" (%s/%s)", orDash(c.Level), orDash(c.Action))
+	}
+	if c.Window != "" {
+		s += ", window " + c.Window
+	}
+	return s
+}
+
+func documentsText(vs []runner.VersionCount) string {
+	var docs []string
+	for _, d := range vs {
+		if d.Invalid != "" {
+			docs = append(docs, fmt.Sprintf("invalid %s: %d", d.Invalid, d.Count))
+		} else {
+			docs = append(docs, fmt.Sprintf("v%d: %d", d.Version, d.Count))
+		}
+	}
+	if len(docs) == 0 {
+		return "none"
+	}
+	return strings.Join(docs, ", ")
+}
+
+// upgradedToText is the upgrade target: the document version the applied
+// migrations upgrade documents to and, when pending migrations go further,
+// the version all files upgrade to. It is not the version documents are at
+// (the documents column says that).
+func upgradedToText(c runner.CollectionStatus) string {
+	s := fmt.Sprintf("v%d", c.CurrentVersion)
+	if c.TargetVersion != c.CurrentVersion {
+		s += fmt.Sprintf(" (v%d with the pending migrations)", c.TargetVersion)
+	}
+	return s
 }
 
 func orDash(s string) string {

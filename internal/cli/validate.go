@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func validateCommand(e *env) *cli.Command {
@@ -17,6 +15,7 @@ func validateCommand(e *env) *cli.Command {
 			"failures by path and rule. Exits 3 when documents fail a validator whose action is error.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "report only collection `C` (repeatable)"},
+			allIDsFlag(),
 		}, reportFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -37,7 +36,9 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 		return err
 	}
 	defer s.close()
-	rep, err := s.runner.Report(ctx, runner.ReportOptions{Collections: colls, Sample: rs.sample, Progress: e.progress()})
+	opts := rs.options(e.progress())
+	opts.Collections = colls
+	rep, err := s.runner.Report(ctx, opts)
 	if err != nil {
 		return err
 	}

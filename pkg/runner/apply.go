@@ -62,7 +62,7 @@ type PartialError struct {
 
 func (e *PartialError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), e.Err)
+	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), serverMessage(e.Err))
 	if hint := conflictHint(e.Err, e.Failed); hint != "" {
 		b.WriteString("\n  " + hint)
 	}
@@ -122,7 +122,7 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 	case c.Name == "collMod" && hasCode(err, codeNamespaceNotFound):
 		return r.run(ctx, createCommand(c.Collection, c.Doc[1:]))
 	case (c.Name == "create" || c.Name == "collMod") && IsNotSupported(err):
-		note := fmt.Sprintf("the server refused %s with a validator (%v): the validator is enforced client-side only", c.Name, err)
+		note := fmt.Sprintf("the server refused %s with a validator (%s): the validator is enforced client-side only", c.Name, serverMessage(err))
 		if c.Name == "create" {
 			plain := createCommand(c.Collection, nil)
 			if perr := r.db.RunCommand(ctx, plain.Doc).Err(); perr != nil && !hasCode(perr, codeNamespaceExists) {

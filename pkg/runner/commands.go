@@ -13,8 +13,9 @@ type Command struct {
 	Name string `json:"name"`
 	// Doc is the command document.
 	Doc bson.D `json:"-"`
-	// Text is Doc as relaxed Extended JSON, for plans and reports.
-	Text string `json:"command"`
+	// Text is Doc as relaxed Extended JSON, for plans and reports; in JSON
+	// output it is the command document itself.
+	Text ExtJSON `json:"command"`
 	// Index is the index created or dropped, for index commands.
 	Index string `json:"index,omitempty"`
 	// Tighten marks a collMod that closes a validator window.
@@ -23,9 +24,9 @@ type Command struct {
 
 func newCommand(coll, name, index string, doc bson.D) Command {
 	b, err := bson.MarshalExtJSON(doc, false, false)
-	text := string(b)
+	text := ExtJSON(b)
 	if err != nil {
-		text = err.Error()
+		text = ExtJSON(err.Error())
 	}
 	return Command{Collection: coll, Name: name, Doc: doc, Text: text, Index: index}
 }

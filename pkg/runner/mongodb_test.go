@@ -77,7 +77,7 @@ func TestReportCrossCheckOnMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range rep.Collections {
-		if c.ServerCheck == nil || !c.ServerCheck.Available || !c.ServerCheck.Agrees {
+		if c.ServerCheck == nil || !c.ServerCheck.Available || c.ServerCheck.Agrees == nil || !*c.ServerCheck.Agrees {
 			t.Errorf("%s: server check %+v", c.Collection, c.ServerCheck)
 		}
 	}

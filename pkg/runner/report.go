@@ -33,6 +33,9 @@ type ReportOptions struct {
 	ChunkSize int64
 	// Progress, if set, is called every ChunkSize documents and at the end.
 	Progress func(collection string, scanned, total int64)
+	// AllExampleIDs keeps the _id of every failing document instead of
+	// the smallest MaxExampleIDs: memory then grows with the failures.
+	AllExampleIDs bool
 }
 
 // MaxExampleIDs is how many _ids a failure group keeps.
@@ -44,8 +47,9 @@ type FailureGroup struct {
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
 	Count   int64  `json:"count"`
-	// ExampleIDs are up to MaxExampleIDs _ids (relaxed Extended JSON), the
-	// smallest in _id order.
+	// ExampleIDs are up to MaxExampleIDs _ids (all of them with
+	// [ReportOptions].AllExampleIDs), the smallest in _id order, as relaxed
+	// Extended JSON; JSON output carries them as values ([ExtJSON]).
 	ExampleIDs []string `json:"exampleIds"`
 }
 
@@ -71,13 +75,15 @@ type CollectionReport struct {
 }
 
 // ServerCheck compares mongomig's count of stored documents failing the
-// schema with the server's ($nor: [{$jsonSchema: ...}]).
+// schema with the server's ($nor: [{$jsonSchema: ...}]). When the check
+// could not run (Available false, Reason says why), Client, Server and
+// Agrees are nil: nothing was compared.
 type ServerCheck struct {
 	Available bool   `json:"available"`
 	Reason    string `json:"reason,omitempty"`
-	Client    int64  `json:"client"`
-	Server    int64  `json:"server"`
-	Agrees    bool   `json:"agrees"`
+	Client    *int64 `json:"client"`
+	Server    *int64 `json:"server"`
+	Agrees    *bool  `json:"agrees"`
 }
 
 // Report is a validation report.
@@ -234,7 +240,7 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 		wg.Wait()
 		close(results)
 	}()
-	agg := newAggregate()
+	agg := newAggregate(opts.AllExampleIDs)
 	for res := range results {
 		agg.add(res)
 	}
@@ -242,19 +248,34 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 		return nil, err
 	}
 	agg.fill(cr)
-	if check != nil {
-		if check.Available {
-			check.Client = agg.rawFailing
-			n, err := coll.CountDocuments(ctx, bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$jsonSchema", Value: schemaDoc}}}}})
-			if err != nil {
-				check.Available, check.Reason = false, err.Error()
-			} else {
-				check.Server, check.Agrees = n, n == check.Client
-			}
-		}
-		cr.ServerCheck = check
+	if check != nil && check.Available {
+		r.crossCheck(ctx, coll, schemaDoc, cr.Scanned, agg.rawFailing, check)
 	}
+	cr.ServerCheck = check
 	return cr, nil
+}
+
+// crossCheck asks the server to count the stored documents failing the
+// schema. With no document there is nothing to compare, and a server
+// without $jsonSchema queries (FerretDB) answers an empty or missing
+// collection without evaluating the filter: the check is then not
+// available rather than a vacuous "agrees".
+func (r *Runner) crossCheck(ctx context.Context, coll *mongo.Collection, schemaDoc bson.D, scanned, client int64, check *ServerCheck) {
+	if scanned == 0 {
+		check.Available, check.Reason = false, "the collection is empty: nothing to compare"
+		names, err := r.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: coll.Name()}})
+		if err == nil && len(names) == 0 {
+			check.Reason = "the collection does not exist: nothing to compare"
+		}
+		return
+	}
+	n, err := coll.CountDocuments(ctx, bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$jsonSchema", Value: schemaDoc}}}}})
+	if err != nil {
+		check.Available, check.Reason = false, serverMessage(err)
+		return
+	}
+	agrees := n == client
+	check.Client, check.Server, check.Agrees = &client, &n, &agrees
 }
 
 // serverCanCount tries a $jsonSchema query on the collection; nil when the
@@ -273,9 +294,9 @@ func (r *Runner) serverCanCount(ctx context.Context, coll *mongo.Collection, sch
 	}
 	var se mongo.ServerError
 	if errors.As(err, &se) {
-		return &ServerCheck{Reason: "the server has no $jsonSchema queries: " + err.Error()}
+		return &ServerCheck{Reason: "the server has no $jsonSchema queries: " + serverMessage(err)}
 	}
-	return &ServerCheck{Reason: err.Error()}
+	return &ServerCheck{Reason: serverMessage(err)}
 }
 
 // scan reads the documents with one cursor (a sample: the first N in _id
@@ -327,20 +348,21 @@ func (r *Runner) checkDocument(coll string, schema *validator.Schema, raw bson.R
 		res.rawFails = len(schema.Validate(raw)) > 0
 	}
 	up, _, err := reg.UpgradeRaw(coll, raw)
+	// The version counted is the stored one, also for a document too new
+	// or impossible to upgrade; like status, a negative or fractional
+	// version is invalid.
+	var verr *version.VersionError
+	if v, ok := reg.VersionOfRaw(raw); ok && v >= 0 && !errors.As(err, &verr) {
+		res.version = v
+	} else {
+		res.invalid = versionText(raw, reg.Field())
+	}
 	if err != nil {
-		var verr *version.VersionError
-		if errors.As(err, &verr) {
-			res.invalid = versionText(raw, reg.Field())
-		}
 		res.upgrade = err
 		return res
 	}
 	// Validation reads raw BSON: a current document is never decoded.
 	res.failures = schema.Validate(up)
-	// The version counted is the stored one.
-	if v, ok := reg.VersionOfRaw(raw); ok {
-		res.version = v
-	}
 	return res
 }
 
@@ -349,126 +371,13 @@ func idOf(raw bson.Raw) string {
 	if err != nil {
 		return "(no _id)"
 	}
-	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: rv}}, false, false)
-	if err != nil {
-		return rv.String()
-	}
-	s := string(b)
-	return s[len(`{"v":`) : len(s)-1]
+	return string(extJSONOf(rv))
 }
 
 func versionText(raw bson.Raw, field string) string {
 	rv, err := raw.LookupErr(field)
 	if err != nil {
-		return ""
+		return "(missing)"
 	}
-	return rv.String()
-}
-
-// aggregate folds document results into bounded totals: memory does not
-// grow with the number of documents.
-type aggregate struct {
-	versions   map[int64]int64
-	invalid    map[string]int64
-	failing    int64
-	rawFailing int64
-	groups     map[[2]string]*FailureGroup
-	upgrades   map[string]*FailureGroup
-	scanned    int64
-}
-
-func newAggregate() *aggregate {
-	return &aggregate{versions: map[int64]int64{}, invalid: map[string]int64{}, groups: map[[2]string]*FailureGroup{}, upgrades: map[string]*FailureGroup{}}
-}
-
-func (a *aggregate) add(res docResult) {
-	a.scanned++
-	switch {
-	case res.invalid != "":
-		a.invalid[res.invalid]++
-	default:
-		a.versions[res.version]++
-	}
-	if res.rawFails {
-		a.rawFailing++
-	}
-	if res.upgrade != nil {
-		a.failing++
-		msg := res.upgrade.Error()
-		var ue *version.UpgradeError
-		if errors.As(res.upgrade, &ue) {
-			msg = fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
-		}
-		g := a.upgrades[msg]
-		if g == nil {
-			g = &FailureGroup{Rule: "upgrade", Message: msg}
-			a.upgrades[msg] = g
-		}
-		g.add(res.id)
-		return
-	}
-	if len(res.failures) == 0 {
-		return
-	}
-	a.failing++
-	for _, f := range res.failures {
-		key := [2]string{f.Path, f.Rule}
-		g := a.groups[key]
-		if g == nil {
-			g = &FailureGroup{Path: f.Path, Rule: f.Rule, Message: f.Message}
-			a.groups[key] = g
-		}
-		g.add(res.id)
-	}
-}
-
-// add counts a document and keeps the smallest MaxExampleIDs ids (results
-// arrive out of order from the workers; sorting keeps reports stable).
-func (g *FailureGroup) add(id string) {
-	g.Count++
-	g.ExampleIDs = append(g.ExampleIDs, id)
-	if len(g.ExampleIDs) > 4*MaxExampleIDs {
-		g.trim()
-	}
-}
-
-func (g *FailureGroup) trim() {
-	sort.Strings(g.ExampleIDs)
-	if len(g.ExampleIDs) > MaxExampleIDs {
-		g.ExampleIDs = g.ExampleIDs[:MaxExampleIDs]
-	}
-}
-
-func (a *aggregate) fill(cr *CollectionReport) {
-	cr.Scanned, cr.Failing = a.scanned, a.failing
-	for v, n := range a.versions {
-		cr.Versions = append(cr.Versions, VersionCount{Version: v, Count: n})
-	}
-	for s, n := range a.invalid {
-		cr.Versions = append(cr.Versions, VersionCount{Invalid: s, Count: n})
-	}
-	sort.Slice(cr.Versions, func(i, j int) bool {
-		if cr.Versions[i].Invalid != cr.Versions[j].Invalid {
-			return cr.Versions[i].Invalid < cr.Versions[j].Invalid
-		}
-		return cr.Versions[i].Version < cr.Versions[j].Version
-	})
-	for _, g := range a.groups {
-		g.trim()
-		cr.Groups = append(cr.Groups, *g)
-	}
-	sort.Slice(cr.Groups, func(i, j int) bool {
-		if cr.Groups[i].Count != cr.Groups[j].Count {
-			return cr.Groups[i].Count > cr.Groups[j].Count
-		}
-		if cr.Groups[i].Path != cr.Groups[j].Path {
-			return cr.Groups[i].Path < cr.Groups[j].Path
-		}
-		return cr.Groups[i].Rule < cr.Groups[j].Rule
-	})
-	for _, g := range a.upgrades {
-		g.trim()
-		cr.UpgradeErrors = append(cr.UpgradeErrors, *g)
-	}
-	sort.Slice(cr.UpgradeErrors, func(i, j int) bool { return cr.UpgradeErrors[i].Message < cr.UpgradeErrors[j].Message })
+	return string(extJSONOf(rv))
 }

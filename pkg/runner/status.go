@@ -35,8 +35,8 @@ type VersionCount struct {
 	Version int64 `json:"version"`
 	// Invalid holds the value found when the version field is not a whole
 	// number (the document then counts nowhere else).
-	Invalid string `json:"invalid,omitempty"`
-	Count   int64  `json:"count"`
+	Invalid ExtJSON `json:"invalid,omitempty"`
+	Count   int64   `json:"count"`
 }
 
 // CollectionStatus is one collection's schema state.
@@ -216,7 +216,7 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 			byVersion[v] += row.N
 			continue
 		}
-		out = append(out, VersionCount{Invalid: row.ID.String(), Count: row.N})
+		out = append(out, VersionCount{Invalid: extJSONOf(row.ID), Count: row.N})
 	}
 	for v, n := range byVersion {
 		out = append(out, VersionCount{Version: v, Count: n})
