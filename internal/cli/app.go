@@ -187,7 +187,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
 	}
 	if err != nil && !alreadyReported(err) {
-		fmt.Fprintf(s.Err, "%s %v\n", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), err)
+		fmt.Fprintf(s.Err, "%s %s\n", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), cleanMessage(err.Error(), e.g.URI))
 	}
 	return exitCode(err)
 }

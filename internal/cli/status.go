@@ -89,6 +89,17 @@ func validatorText(c runner.CollectionStatus) string {
 	if c.Window != "" {
 		s += ", window " + c.Window
 	}
+	if len(c.WindowBranches) > 0 {
+		var bs []string
+		for _, b := range c.WindowBranches {
+			what := fmt.Sprintf("%04d", b.SchemaFrom)
+			if b.SchemaFrom == 0 {
+				what = "unchecked"
+			}
+			bs = append(bs, fmt.Sprintf("v%d: %s", b.Version, what))
+		}
+		s += " [" + strings.Join(bs, ", ") + "]"
+	}
 	return s
 }
 

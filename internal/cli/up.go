@@ -24,7 +24,7 @@ func upCommand(e *env) *cli.Command {
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
-		}, lockFlags()...), reportFlags()...),
+		}, lockFlags()...), append(reportFlags(), allIDsFlag())...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -112,7 +112,7 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err != nil {
 		return err
 	}
-	rep, err := s.runner.DryRunReport(ctx, to, runner.ReportOptions{Sample: rs.sample, Progress: e.progress()})
+	rep, err := s.runner.DryRunReport(ctx, to, rs.options(e.progress()))
 	if err != nil {
 		return err
 	}

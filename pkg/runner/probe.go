@@ -236,7 +236,7 @@ func classify(err error, what string) (Capability, error) {
 		if se.HasErrorCode(codeUnauthorized) {
 			return Capability{}, fmt.Errorf("probe %s: %w (the user needs the createCollection, insert, update and dropCollection actions on the database)", what, err)
 		}
-		return Capability{Reason: fmt.Sprintf("%s refused: %v", what, err)}, nil
+		return Capability{Reason: fmt.Sprintf("%s refused: %s", what, serverMessage(err))}, nil
 	}
 	return Capability{}, fmt.Errorf("probe %s: %w", what, err)
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -58,6 +59,17 @@ type CollectionStatus struct {
 	// CurrentVersion, "closed" once a backfill proved none remain and up
 	// tightened it, "" when the collection has no versioned validator.
 	Window string `json:"window,omitempty"`
+	// WindowBranches says, while the window is open, what each document
+	// version is checked against.
+	WindowBranches []WindowBranch `json:"windowBranches,omitempty"`
+}
+
+// WindowBranch is one branch of an open validator window: documents at
+// Version are checked against the validator of migration SchemaFrom (0:
+// no migration describes that version, so they pass unchecked).
+type WindowBranch struct {
+	Version    int64 `json:"version"`
+	SchemaFrom int64 `json:"schemaFrom"`
 }
 
 // Status is the state of the database against the migration files.
@@ -170,14 +182,19 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 			return nil, err
 		}
 		cs.Documents = docs
-		if cs.ValidatorFrom > 0 && r.docVersionAt(name, cs.ValidatorFrom) > 0 {
+		top := maxApplied(ledger)
+		if cv := r.docVersionAt(name, top); cv > 0 && r.windowAt(name, top) != nil {
 			cs.Window = "open"
 			cp, err := r.readCheckpoint(ctx, name)
 			if err != nil {
 				return nil, err
 			}
-			if cp != nil && cp.Tightened && cp.Target == r.docVersionAt(name, cs.ValidatorFrom) {
+			if cp != nil && cp.Tightened && cp.Target == cv {
 				cs.Window = "closed"
+			} else {
+				for _, b := range slices.Backward(r.versionSchemas(name, top)) {
+					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.version, SchemaFrom: b.from})
+				}
 			}
 		}
 		out = append(out, cs)
