@@ -55,6 +55,9 @@ func exitCode(err error) int {
 	if errors.As(err, &intr) {
 		return ExitInterrupted
 	}
+	if errors.Is(err, runner.ErrUnknownCollection) {
+		return ExitUsage
+	}
 	var list migration.ErrorList
 	if errors.As(err, &list) {
 		return ExitUsage

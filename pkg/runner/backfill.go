@@ -131,7 +131,7 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	applied := maxApplied(ledger)
 	for _, n := range names {
 		if r.registry.Current(n) == 0 {
-			return nil, fmt.Errorf("%s has no upgrades in the migration files: nothing to backfill", n)
+			return nil, fmt.Errorf("%w: %s has no upgrades in the migration files: nothing to backfill (%s)", ErrUnknownCollection, n, knownList(r.registry.Collections()))
 		}
 		// Upgrading documents past the applied migrations would hand the
 		// running application (which only knows those) documents newer

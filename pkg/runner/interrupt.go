@@ -4,7 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
+
+// ErrUnknownCollection is returned when a collection named by the caller
+// (validate or backfill --collection) is not one the migration files
+// describe for that purpose.
+var ErrUnknownCollection = errors.New("unknown collection")
 
 // InterruptedError is an Up or Down whose context was cancelled (SIGINT,
 // SIGTERM): it stopped at the next safe point, between two commands sent
@@ -47,6 +53,14 @@ func finishing(ctx context.Context) context.Context {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
+}
+
+// knownList names the collections a --collection flag may name.
+func knownList(names []string) string {
+	if len(names) == 0 {
+		return "none does"
+	}
+	return "these do: " + strings.Join(names, ", ")
 }
 
 // interrupted turns the error of a run whose caller's context was

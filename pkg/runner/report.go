@@ -189,7 +189,7 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 	state := stateBefore(r.migrations, name, 1<<62)
 	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
 	if !ok {
-		return nil, fmt.Errorf("%s has no validator in the migration files", name)
+		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, knownList(r.collectionsWithValidators(nil)))
 	}
 	schema, err := validator.Compile(schemaDoc)
 	if err != nil {
