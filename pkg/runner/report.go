@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"sync"
@@ -105,7 +106,7 @@ func (r *Runner) Report(ctx context.Context, opts ReportOptions) (*Report, error
 	if len(names) == 0 {
 		names = r.collectionsWithValidators(nil)
 	}
-	return r.report(ctx, names, opts)
+	return r.report(ctx, names, opts, Latest)
 }
 
 // DryRunReport is the report part of `up --dry-run`: the collections whose
@@ -122,7 +123,9 @@ func (r *Runner) DryRunReport(ctx context.Context, to int64, opts ReportOptions)
 	if len(opts.Collections) > 0 {
 		names = intersect(names, opts.Collections)
 	}
-	return r.report(ctx, names, opts)
+	// Against the validators in force at to, after the upgrades documents
+	// get up to to (as validate would report after `up --to N`).
+	return r.report(ctx, names, opts, pending[len(pending)-1].Version)
 }
 
 func intersect(a, b []string) []string {
@@ -159,10 +162,16 @@ func (r *Runner) collectionsWithValidators(ms []*migration.Migration) []string {
 	return out
 }
 
-func (r *Runner) report(ctx context.Context, names []string, opts ReportOptions) (*Report, error) {
+// report checks the named collections against the validators in force
+// once migration at is applied, after the upgrades up to at.
+func (r *Runner) report(ctx context.Context, names []string, opts ReportOptions, at int64) (*Report, error) {
+	reg, err := r.registryAt(at)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{Database: r.db.Name(), Collections: []CollectionReport{}}
 	for _, name := range names {
-		cr, err := r.reportCollection(ctx, name, opts)
+		cr, err := r.reportCollection(ctx, name, opts, at, reg)
 		if err != nil {
 			return nil, err
 		}
@@ -185,8 +194,22 @@ type docResult struct {
 	rawFails bool // fails as stored (for the server cross-check)
 }
 
-func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportOptions) (*CollectionReport, error) {
-	state := stateBefore(r.migrations, name, 1<<62)
+// registryAt is the version registry of the migrations up to at.
+func (r *Runner) registryAt(at int64) (*version.Registry, error) {
+	var ms []*migration.Migration
+	for _, m := range r.migrations {
+		if m.Version <= at {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) == len(r.migrations) {
+		return r.registry, nil
+	}
+	return version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, r.cfg.versionOpts...)...)
+}
+
+func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportOptions, at int64, reg *version.Registry) (*CollectionReport, error) {
+	state := stateBefore(r.migrations, name, min(at, math.MaxInt64-1)+1)
 	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, knownList(r.collectionsWithValidators(nil)))
@@ -229,7 +252,7 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 		go func() {
 			defer wg.Done()
 			for raw := range docs {
-				results <- r.checkDocument(name, schema, raw, check != nil && check.Available)
+				results <- checkDocument(reg, name, schema, raw, check != nil && check.Available)
 			}
 		}()
 	}
@@ -337,13 +360,12 @@ func (r *Runner) scan(ctx context.Context, coll *mongo.Collection, opts ReportOp
 	return nil
 }
 
-func (r *Runner) checkDocument(coll string, schema *validator.Schema, raw bson.Raw, rawCheck bool) (res docResult) {
+func checkDocument(reg *version.Registry, coll string, schema *validator.Schema, raw bson.Raw, rawCheck bool) (res docResult) {
 	defer func() {
 		if res.upgrade != nil || len(res.failures) > 0 {
 			res.id = idOf(raw) // only failing documents need a printable id
 		}
 	}()
-	reg := r.registry
 	if rawCheck {
 		res.rawFails = len(schema.Validate(raw)) > 0
 	}

@@ -127,7 +127,7 @@ func TestReportJSONValues(t *testing.T) {
 		t.Errorf("round trip: %v\n%+v\n%+v", err, back.Collections[0].Groups, rep.Collections[0].Groups)
 	}
 
-	p, err := r.Plan(ctx, 0)
+	p, err := r.Plan(ctx, runner.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
