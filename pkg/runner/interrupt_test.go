@@ -8,6 +8,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // TestUpToZeroAppliesNothing: version 0 is a target like any other (it
@@ -66,5 +67,32 @@ func TestInterruptedBetweenCommands(t *testing.T) {
 	}
 	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {
 		t.Fatalf("ledger after the second Up = %v", v)
+	}
+}
+
+// TestVersionFieldHasOneSource: version.WithField given through
+// WithVersionOptions is the field the window, backfill, down and status
+// use too (it used to stamp _v while they filtered on version); naming two
+// different fields is an error (issue 11, hole 10).
+func TestVersionFieldHasOneSource(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, samples(t), runner.WithVersionOptions(version.WithField("_v")))
+	p, err := r.Plan(ctx, runner.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var window string
+	for _, c := range p.Migrations[2].Commands {
+		if c.Collection == "users" && c.Name == "collMod" {
+			window = string(c.Text)
+		}
+	}
+	if !strings.Contains(window, `"_v"`) || strings.Contains(window, `"version"`) {
+		t.Errorf("window of 0003 does not filter on _v: %s", window)
+	}
+	_, err = runner.New(db, samples(t), runner.WithVersionField("v"), runner.WithVersionOptions(version.WithField("_v")))
+	if err == nil || !strings.Contains(err.Error(), "name the version field once") {
+		t.Errorf("conflicting fields: %v", err)
 	}
 }

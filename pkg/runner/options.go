@@ -18,15 +18,17 @@ type optionFunc func(*config) error
 func (f optionFunc) apply(c *config) error { return f(c) }
 
 type config struct {
-	ledger, lock  string
-	lease, wait   time.Duration
-	allowDrift    bool
-	versionField  string
-	events        func(Event)
-	owner         string
-	toolVersion   string
-	versionOpts   []version.Option
-	renewInterval time.Duration
+	ledger, lock string
+	lease, wait  time.Duration
+	allowDrift   bool
+	versionField string
+	// versionFieldSet: WithVersionField was given.
+	versionFieldSet bool
+	events          func(Event)
+	owner           string
+	toolVersion     string
+	versionOpts     []version.Option
+	renewInterval   time.Duration
 }
 
 // Defaults.
@@ -116,7 +118,7 @@ func WithAllowDrift(allow bool) Option {
 // WithVersionField names the documents' version field (default "version").
 func WithVersionField(name string) Option {
 	return optionFunc(func(c *config) error {
-		c.versionField = name
+		c.versionField, c.versionFieldSet = name, true
 		c.versionOpts = append(c.versionOpts, version.WithField(name))
 		return nil
 	})

@@ -56,6 +56,14 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The registry's field is the one source of truth: the window,
+	// backfill, down and status filter on the field the application stamps.
+	if reg.Field() != cfg.versionField {
+		if cfg.versionFieldSet {
+			return nil, fmt.Errorf("runner: WithVersionField(%q) conflicts with version.WithField(%q) given through WithVersionOptions: name the version field once", cfg.versionField, reg.Field())
+		}
+		cfg.versionField = reg.Field()
+	}
 	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg}, nil
 }
 
