@@ -160,7 +160,9 @@ description: TODO say what this migration changes and why.
 #       - unset: [legacyId]
 #     indexes:
 #       create:
-#         - {keys: {contact.email: 1}, unique: true}
+#         # sparse: documents the upgrade has not reached yet lack the field, and
+#         # MongoDB would index them all as null (a unique build then fails)
+#         - {keys: {contact.email: 1}, unique: true, sparse: true}
 #       drop: [email_1]
 #     examples:                   # lint checks upgrade(before) == after
 #       - before: {name: Ada, email: ada@example.com}

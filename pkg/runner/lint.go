@@ -99,6 +99,7 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 		// Broken files are checked too, as far as they could be read, so
 		// one run shows every problem.
 		r.lintMigration(m)
+		r.lintUniqueIndexes(ms, m)
 	}
 	r.lintExamples(ms, opts)
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {

@@ -171,3 +171,53 @@ func TestLintExampleMustBeValidAndClosedSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestLintWarnsUniqueIndexOnMissingField: a unique index on a field the
+// same migration's upgrade creates, or that the validator does not require,
+// fails to build on MongoDB as soon as two documents lack the field (both
+// index as null); lint warns and suggests sparse (issue 11, hole 8).
+func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
+	fsys := fstest.MapFS{
+		"0001_users.yaml": {Data: []byte(`collections:
+  users:
+    validator: {$jsonSchema: {bsonType: object, required: [email]}}
+    indexes:
+      create:
+        - {keys: {email: 1}, unique: true}
+        - {keys: {nick: 1}, unique: true}
+        - {keys: {phone: 1}, unique: true, sparse: true}
+`)},
+		"0002_contact.yaml": {Data: []byte(`collections:
+  users:
+    validator: {$jsonSchema: {bsonType: object, required: [contact], properties: {contact: {bsonType: object, required: [email]}}}}
+    upgrade:
+      - rename: {email: contact.email}
+    indexes:
+      create:
+        - {keys: {contact.email: 1}, unique: true}
+`)},
+	}
+	r, err := runner.Lint(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range r.Problems {
+		got = append(got, p.Location()+" "+p.Message)
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"0001_users.yaml:7:11 unique index nick_1: the validator does not require nick",
+		"0002_contact.yaml:8:11 unique index contact.email_1: this migration's upgrade creates contact.email",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lint lacks %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "email_1: the validator") || strings.Contains(all, "phone_1") {
+		t.Errorf("lint warned about a required or sparse index:\n%s", all)
+	}
+	if r.Warnings != 2 || r.Errors != 0 {
+		t.Errorf("%d errors, %d warnings, want 0 and 2:\n%s", r.Errors, r.Warnings, all)
+	}
+}
