@@ -63,9 +63,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"code":    cmdCode,
-			"sandbox": cmdSandbox,
-			"samples": cmdSamples,
+			"code":     cmdCode,
+			"sandbox":  cmdSandbox,
+			"samples":  cmdSamples,
 			"holdlock": cmdHoldLock,
 		},
 	})
