@@ -70,6 +70,9 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 		if err != nil {
 			return err
 		}
+		if err := r.acceptDrift(ctx); err != nil {
+			return err
+		}
 		total = len(dp.targets)
 		for _, t := range dp.targets {
 			a, err := r.revert(ctx, t, dp.exists)

@@ -96,14 +96,17 @@ func (r *Runner) Registry() *version.Registry { return r.registry }
 
 // LedgerEntry is the ledger's record of one applied migration.
 type LedgerEntry struct {
-	Version     int64     `bson:"_id" json:"version"`
-	Name        string    `bson:"name" json:"name"`
-	File        string    `bson:"file" json:"file"`
-	Checksum    string    `bson:"checksum" json:"checksum"`
-	AppliedAt   time.Time `bson:"appliedAt" json:"appliedAt"`
-	DurationMS  int64     `bson:"durationMs" json:"durationMs"`
-	AppliedBy   AppliedBy `bson:"appliedBy" json:"appliedBy"`
-	ToolVersion string    `bson:"toolVersion" json:"toolVersion"`
+	Version  int64  `bson:"_id" json:"version"`
+	Name     string `bson:"name" json:"name"`
+	File     string `bson:"file" json:"file"`
+	Checksum string `bson:"checksum" json:"checksum"`
+	// SchemaChecksum covers only what up sends and how documents are
+	// upgraded (see schemaChecksum); empty in entries older than it.
+	SchemaChecksum string    `bson:"schemaChecksum,omitempty" json:"schemaChecksum,omitempty"`
+	AppliedAt      time.Time `bson:"appliedAt" json:"appliedAt"`
+	DurationMS     int64     `bson:"durationMs" json:"durationMs"`
+	AppliedBy      AppliedBy `bson:"appliedBy" json:"appliedBy"`
+	ToolVersion    string    `bson:"toolVersion" json:"toolVersion"`
 	// ClientSideValidators lists the collections whose validator the server
 	// refused: mongomig enforces them client-side only.
 	ClientSideValidators []string `bson:"clientSideValidators,omitempty" json:"clientSideValidators,omitempty"`
@@ -151,7 +154,7 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 		now = time.Now()
 	}
 	e := LedgerEntry{
-		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum,
+		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: schemaChecksum(m),
 		AppliedAt: now, DurationMS: took.Milliseconds(),
 		AppliedBy:   AppliedBy{Host: host, User: who, PID: os.Getpid(), Owner: r.cfg.owner},
 		ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,

@@ -225,7 +225,9 @@ func TestDriftRefused(t *testing.T) {
 	for k, v := range fsys {
 		edited[k] = v
 	}
-	edited["0001_create_users.yaml"] = &fstest.MapFile{Data: append(append([]byte{}, fsys["0001_create_users.yaml"].Data...), "# edited\n"...)}
+	// A comment alone is not drift (TestDocumentaryEditsAreNotDrift); a
+	// changed validation level is.
+	edited["0001_create_users.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(string(fsys["0001_create_users.yaml"].Data), "validationLevel: strict", "validationLevel: moderate", 1))}
 	_, err := newRunner(t, db, edited).Up(ctx)
 	var drift *runner.DriftError
 	if !errors.As(err, &drift) || !strings.Contains(err.Error(), "0001_create_users.yaml was edited after it was applied") || !strings.Contains(err.Error(), "--allow-drift") {

@@ -106,7 +106,7 @@ func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, err
 			at := e.AppliedAt
 			ms.AppliedAt, ms.AppliedBy, ms.LedgerChecksum = &at, e.AppliedBy.Host, e.Checksum
 			ms.State = StateApplied
-			if e.Checksum != m.Checksum {
+			if !sameSchema(e, m) {
 				ms.State = StateDrifted
 			}
 		}

@@ -95,6 +95,9 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err err
 		if err != nil {
 			return err
 		}
+		if err := r.acceptDrift(ctx); err != nil {
+			return err
+		}
 		total = len(pending)
 		exists, err := r.existing(ctx)
 		if err != nil {

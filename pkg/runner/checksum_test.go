@@ -1,0 +1,73 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/runner"
+)
+
+// TestDocumentaryEditsAreNotDrift: adding a downgrade, an example or a
+// description to an applied migration is not drift (down's own refusal
+// advises adding a downgrade); changing what up sends is (issue 11,
+// hole 7).
+func TestDocumentaryEditsAreNotDrift(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	fsys := samples(t)
+	if _, err := newRunner(t, db, fsys).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const file = "0004_order_currency_and_tags.yaml"
+	src := string(fsys[file].Data)
+	edited := fstest.MapFS{}
+	for k, v := range fsys {
+		edited[k] = v
+	}
+	// A new description, a comment, and a downgrade for orders.
+	doc := strings.Replace(src, "description:", "# reviewed\ndescription: (reviewed)", 1)
+	doc = strings.Replace(doc, "\n  posts:", "\n    downgrade:\n      - unset: [tags]\n  posts:", 1)
+	if doc == src || !strings.Contains(doc, "downgrade:\n      - unset: [tags]") {
+		t.Fatalf("the test's edit did not apply:\n%s", doc)
+	}
+	edited[file] = &fstest.MapFile{Data: []byte(doc)}
+	st, err := newRunner(t, db, edited).Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Drifted != 0 {
+		t.Fatalf("a documentary edit is drift: %+v", st.Migrations)
+	}
+	// Changing the validator level is drift.
+	edited[file] = &fstest.MapFile{Data: []byte(strings.Replace(doc, "validationLevel: moderate", "validationLevel: strict", 1))}
+	if st, err := newRunner(t, db, edited).Status(ctx); err != nil || st.Drifted != 1 {
+		t.Fatalf("a changed validationLevel is not drift: %v %+v", err, st)
+	}
+}
+
+// TestAllowDriftIsRecorded: up --allow-drift records the edited file, so
+// the next plain up does not refuse again (docs/cli.md: "use it once").
+func TestAllowDriftIsRecorded(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	fsys := samples(t)
+	if _, err := newRunner(t, db, fsys).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const file = "0002_orders_and_blog.yaml"
+	fsys[file] = &fstest.MapFile{Data: []byte(strings.Replace(string(fsys[file].Data), "validationAction: warn", "validationAction: error", 1))}
+	var drift *runner.DriftError
+	if _, err := newRunner(t, db, fsys).Up(ctx); !errors.As(err, &drift) {
+		t.Fatalf("edited file: %v, want drift", err)
+	}
+	if _, err := newRunner(t, db, fsys, runner.WithAllowDrift(true)).Up(ctx); err != nil {
+		t.Fatalf("--allow-drift: %v", err)
+	}
+	if _, err := newRunner(t, db, fsys).Up(ctx); err != nil {
+		t.Fatalf("plain up after --allow-drift: %v", err)
+	}
+}
