@@ -146,6 +146,10 @@ func (r *Runner) runAll(ctx context.Context, version int64, file, direction stri
 		if err := ctx.Err(); err != nil {
 			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
 		}
+		// The lease must still be ours before anything is sent.
+		if err := fence(ctx); err != nil {
+			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
+		}
 		// The safe points are between commands: one already decided on
 		// runs to its end even if ctx is cancelled meanwhile.
 		res, err := r.run(context.WithoutCancel(ctx), c)

@@ -77,6 +77,9 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		if _, err := r.ledger().UpdateOne(ctx, bson.D{{Key: "_id", Value: m.Version}}, bson.D{{Key: "$set", Value: bson.D{
 			{Key: "checksum", Value: m.Checksum}, {Key: "schemaChecksum", Value: schemaChecksum(m)},
 			{Key: "driftAcceptedAt", Value: now}, {Key: "driftAcceptedFrom", Value: ms.LedgerChecksum},

@@ -274,6 +274,9 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		res, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 		if err != nil {
 			return fmt.Errorf("write downgraded documents: %w", err)

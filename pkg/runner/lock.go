@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
 // lockID is the _id of the migration lock document (up, down). A backfill
@@ -54,16 +57,83 @@ func (e *LockTimeoutError) Unwrap() error { return ErrLockTimeout }
 // another process (our lease expired, for example after a long pause).
 var ErrLockLost = errors.New("migration lock lost: our lease expired and another process took it over")
 
-// lock is a held lease.
+// lock is a held lease. It fences itself: validUntil is, on this
+// process's monotonic clock, the latest instant at which the lease
+// certainly has not expired (the local time taken before the request that
+// set or renewed expiresAt, plus the lease, minus a safety margin for
+// clock rates and round trips). Past it, [lock.fence] refuses, so a holder
+// that was paused (SIGSTOP, a long GC, a frozen VM) or whose renewals fail
+// sends nothing more, even before it learns that another process took
+// over. The token is fresh per acquisition: renewals and the release match
+// it, so a process can never renew or delete a lease it no longer holds.
 type lock struct {
 	id     string
 	coll   *mongo.Collection
 	owner  string
+	token  string
 	lease  time.Duration
 	stop   context.CancelFunc
 	done   chan struct{}
 	lost   chan struct{}
 	events func(Event)
+
+	// renew extends the lease once (what the heartbeat does at each tick).
+	renew func(ctx context.Context) error
+
+	mu         sync.Mutex
+	validUntil time.Time // monotonic
+}
+
+// leaseMargin is subtracted from the lease when fencing: renewals run
+// every third of the lease, so a holder whose renewals fail still has one
+// retry before it fences.
+func leaseMargin(lease time.Duration) time.Duration { return lease / 5 }
+
+// renewed records a successful acquisition or renewal whose request left
+// at sent (local monotonic time).
+func (l *lock) renewed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v := sent.Add(l.lease - leaseMargin(l.lease)); v.After(l.validUntil) {
+		l.validUntil = v
+	}
+}
+
+// fence returns ErrLockLost when the lease may have expired or was taken
+// over: the caller must not send the write it is about to send. Past
+// validUntil it renews once itself (the heartbeat may only be late, on a
+// loaded machine): the renewal succeeds only if the server still holds our
+// token with an unexpired lease, and then proves the lease for a new term.
+func (l *lock) fence(ctx context.Context) error {
+	select {
+	case <-l.lost:
+		return ErrLockLost
+	default:
+	}
+	l.mu.Lock()
+	valid := time.Now().Before(l.validUntil)
+	since := l.validUntil.Add(-l.lease + leaseMargin(l.lease))
+	l.mu.Unlock()
+	if valid {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseMargin(l.lease))
+	defer cancel()
+	if err := l.renew(rctx); err != nil {
+		return fmt.Errorf("%w (no renewal proven since %s: this process may have been paused, or the server is unreachable: %v)", ErrLockLost, since.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
+type lockKey struct{}
+
+// fence checks, before a write, the leases the context holds (see
+// [Runner.withLock]); without one it allows the write.
+func fence(ctx context.Context) error {
+	if l, ok := ctx.Value(lockKey{}).(*lock); ok {
+		return l.fence(ctx)
+	}
+	return nil
 }
 
 // serverTime asks the server for its clock (hello's localTime), so that
@@ -86,23 +156,26 @@ func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
 // clock). The lock is taken by inserting a document with a fixed _id, the
 // one write that is atomic on every server.
 func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
-	coll := r.db.Collection(r.cfg.lock)
+	// Majority: an acknowledged acquisition survives a failover.
+	coll := r.db.Collection(r.cfg.lock, options.Collection().SetWriteConcern(writeconcern.Majority()))
 	host, _ := os.Hostname()
 	start := time.Now()
 	announced := false
 	for attempt := 0; ; attempt++ {
+		sent := time.Now()
 		now, err := serverTime(ctx, r.db)
 		if err != nil {
 			return nil, err
 		}
+		token := newToken()
 		doc := bson.D{
-			{Key: "_id", Value: id}, {Key: "owner", Value: r.cfg.owner}, {Key: "host", Value: host},
+			{Key: "_id", Value: id}, {Key: "owner", Value: r.cfg.owner}, {Key: "token", Value: token}, {Key: "host", Value: host},
 			{Key: "pid", Value: os.Getpid()}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(r.cfg.lease)},
 		}
 		_, err = coll.InsertOne(ctx, doc)
 		if err == nil {
 			r.cfg.events(Event{Kind: EventLockAcquired, Message: "lock acquired by " + r.cfg.owner})
-			return r.startHeartbeat(coll, id), nil
+			return r.startHeartbeat(coll, id, token, sent), nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
 			return nil, fmt.Errorf("acquire lock in %s: %w", r.cfg.lock, err)
@@ -142,30 +215,53 @@ func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
 	}
 }
 
-// startHeartbeat renews the lease every third of it until release.
-func (r *Runner) startHeartbeat(coll *mongo.Collection, id string) *lock {
+func newToken() string {
+	return fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
+}
+
+// startHeartbeat renews the lease every third of it until release; a
+// failed renewal is retried at the next tick, and the fence stops the
+// holder once no renewal is proven within the lease minus the margin.
+func (r *Runner) startHeartbeat(coll *mongo.Collection, id, token string, sent time.Time) *lock {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &lock{id: id, coll: coll, owner: r.cfg.owner, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
+	l := &lock{id: id, coll: coll, owner: r.cfg.owner, token: token, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
+	var lostOnce sync.Once
+	l.renew = func(ctx context.Context) error {
+		sent := time.Now()
+		now, err := serverTime(ctx, r.db)
+		if err != nil {
+			return err
+		}
+		// Never extend a lease that already expired by the server's
+		// clock: another process may be taking it over right now.
+		res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "token", Value: l.token}, {Key: "expiresAt", Value: bson.D{{Key: "$gt", Value: now}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "expiresAt", Value: now.Add(l.lease)}}}})
+		switch {
+		case err != nil:
+			return fmt.Errorf("renew the lease: %w", err)
+		case res.MatchedCount == 0:
+			lostOnce.Do(func() { close(l.lost) })
+			return errors.New("the lease expired or another process holds it")
+		}
+		l.renewed(sent)
+		return nil
+	}
+	l.renewed(sent)
 	go func() {
 		defer close(l.done)
-		t := time.NewTicker(r.cfg.lease / 3)
+		t := time.NewTicker(r.cfg.lease / 4)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-l.lost:
+				return
 			case <-t.C:
 			}
-			now, err := serverTime(ctx, r.db)
-			if err != nil {
-				continue // transient; the lease covers two more attempts
-			}
-			res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "owner", Value: l.owner}},
-				bson.D{{Key: "$set", Value: bson.D{{Key: "expiresAt", Value: now.Add(l.lease)}}}})
-			if err == nil && res.MatchedCount == 0 {
-				close(l.lost)
-				return
-			}
+			// A failed renewal is retried at the next tick; the fence
+			// covers the rest.
+			_ = l.renew(ctx)
 		}
 	}()
 	return l
@@ -181,7 +277,7 @@ func (l *lock) release(ctx context.Context) error {
 	<-l.done
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_, err := l.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "owner", Value: l.owner}})
+	_, err := l.coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "token", Value: l.token}})
 	if err != nil {
 		return fmt.Errorf("release lock: %w (it expires by itself after its lease)", err)
 	}
@@ -237,7 +333,7 @@ func (r *Runner) withLock(ctx context.Context, id string, fn func(ctx context.Co
 			err = rerr
 		}
 	}()
-	lctx, cancel := context.WithCancelCause(ctx)
+	lctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockKey{}, l))
 	defer cancel(nil)
 	go func() {
 		select {
@@ -247,7 +343,7 @@ func (r *Runner) withLock(ctx context.Context, id string, fn func(ctx context.Co
 		}
 	}()
 	err = fn(lctx)
-	if err != nil && context.Cause(lctx) == ErrLockLost {
+	if err != nil && context.Cause(lctx) == ErrLockLost && !errors.Is(err, ErrLockLost) {
 		return fmt.Errorf("%w: %v", ErrLockLost, err)
 	}
 	return err

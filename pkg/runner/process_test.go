@@ -64,6 +64,12 @@ func helperUpWith(uri, killAt string, pause time.Duration) int {
 	if killAt != "" || pause > 0 {
 		runner.SetHook(r, func(point string, version int64, i int) {
 			if fmt.Sprintf("%s:%d:%d", point, version, i) == killAt {
+				if os.Getenv("MONGOMIG_HELPER_SIGNAL") == "STOP" {
+					// Pause right here, as a frozen VM or a long GC would;
+					// the test resumes us with SIGCONT.
+					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+					return
+				}
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				select {} // the signal is on its way
 			}

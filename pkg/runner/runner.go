@@ -153,6 +153,9 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 	if err != nil {
 		now = time.Now()
 	}
+	if err := fence(ctx); err != nil {
+		return fmt.Errorf("record %s: %w", m.File, err)
+	}
 	e := LedgerEntry{
 		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: schemaChecksum(m),
 		AppliedAt: now, DurationMS: took.Milliseconds(),
@@ -169,6 +172,9 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 }
 
 func (r *Runner) forget(ctx context.Context, v int64) error {
+	if err := fence(ctx); err != nil {
+		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
+	}
 	if _, err := r.ledger().DeleteOne(ctx, bson.D{{Key: "_id", Value: v}}); err != nil {
 		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
 	}

@@ -207,6 +207,9 @@ func maxApplied(applied map[int64]LedgerEntry) int64 {
 
 // markTightened records that coll's window was closed.
 func (r *Runner) markTightened(ctx context.Context, coll string) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
 	_, err := r.db.Collection(BackfillCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: coll}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "tightened", Value: true}}}}, options.UpdateOne())
 	if err != nil {
@@ -218,6 +221,9 @@ func (r *Runner) markTightened(ctx context.Context, coll string) error {
 // reopen clears the proof and the tightened flag of coll (invariant 3):
 // a window was sent, so older documents may exist again.
 func (r *Runner) reopen(ctx context.Context, coll string) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
 	_, err := r.db.Collection(BackfillCollection).UpdateOne(ctx,
 		bson.D{{Key: "_id", Value: coll}, {Key: "$or", Value: bson.A{bson.D{{Key: "proven", Value: true}}, bson.D{{Key: "tightened", Value: true}}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "proven", Value: false}, {Key: "tightened", Value: false}}}})
