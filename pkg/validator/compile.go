@@ -29,12 +29,12 @@ func Compile(schema bson.D) (*Schema, error) {
 	tree := fromBSON(schema)
 	d := &dialect{}
 	d.schema(tree, "")
-	d.errs = append(d.errs, metaSchemaErrors(tree, d.errs)...)
+	d.errs = append(d.errs, metaSchemaErrors(tree, d.errs, d.decided)...)
 	if len(d.errs) > 0 {
 		sortByDocumentOrder(d.errs, tree)
 		return nil, d.errs
 	}
-	root, err := build(tree)
+	root, err := build(tree, "")
 	if err != nil {
 		return nil, SchemaErrors{{Msg: "cannot compile: " + err.Error()}}
 	}
@@ -42,8 +42,9 @@ func Compile(schema bson.D) (*Schema, error) {
 }
 
 // metaSchemaErrors validates the schema against draft 4's meta-schema and
-// returns problems at paths the dialect walker did not already report.
-func metaSchemaErrors(tree any, known SchemaErrors) SchemaErrors {
+// returns problems at paths the dialect walker did not already report nor
+// decide by MongoDB's own rules.
+func metaSchemaErrors(tree any, known SchemaErrors, decided []string) SchemaErrors {
 	raw, err := json.Marshal(toJSON(tree))
 	if err != nil {
 		return SchemaErrors{{Msg: "cannot encode schema: " + err.Error()}}
@@ -70,7 +71,7 @@ func metaSchemaErrors(tree any, known SchemaErrors) SchemaErrors {
 	var out SchemaErrors
 	for _, leaf := range leaves(ve) {
 		path := leaf.InstanceLocation
-		if reportedAt(known, path) || reportedAt(out, path) {
+		if reportedAt(known, path) || reportedAt(out, path) || decidedAt(decided, path) {
 			continue
 		}
 		out = append(out, &SchemaError{Path: path, Msg: metaMessage(leaf)})
