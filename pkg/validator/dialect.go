@@ -177,6 +177,8 @@ func (d *dialect) keyword(key string, v any, path string) {
 		}
 	case "enum":
 		d.enum(v, path)
+	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
+		d.count(key, v, path)
 	case "required":
 		arr, ok := v.([]any)
 		if !ok || len(arr) == 0 {

@@ -2,6 +2,7 @@ package validator
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -101,4 +102,32 @@ func decidedAt(decided []string, path string) bool {
 		}
 	}
 	return false
+}
+
+// count follows parseIntegerElementToNonNegativeLong
+// (src/mongo/bson/bsonelement.cpp), which length and count keywords use: a
+// whole number that a 64-bit integer holds. The meta-schema checks the type
+// and the sign; it lets 1e300 through, which the conversion would lose.
+func (d *dialect) count(key string, v any, path string) {
+	var f float64
+	switch t := v.(type) {
+	case float64:
+		f = t
+	case bsonValue:
+		r := asDecimal(coreValue(t))
+		if r == nil {
+			return // not a number: the meta-schema reports it
+		}
+		if !r.IsInt() || !r.Num().IsInt64() {
+			d.decided = append(d.decided, path)
+			d.add(path, "%s must be a whole number below 2^63 (MongoDB refuses %s); write a count such as 10", key, t.v)
+		}
+		return
+	default:
+		return
+	}
+	if f != math.Trunc(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+		d.decided = append(d.decided, path)
+		d.add(path, "%s must be a whole number below 2^63 (MongoDB refuses %v); write a count such as 10", key, f)
+	}
 }

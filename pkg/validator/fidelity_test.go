@@ -194,6 +194,8 @@ func TestCompileLikeMongoDB(t *testing.T) {
 		{"non-string in dependency array", `{"dependencies": {"a": ["b", 1]}}`, "/dependencies/a/1", "field names (strings)", srcParser},
 		{"dependency neither object nor array", `{"dependencies": {"a": "b"}}`, "/dependencies/a", "an object (a schema) or an array of field names", srcParser},
 		{"enum duplicate ignoring field order", `{"enum": [{"a": 1, "b": 2}, {"b": 2, "a": 1}]}`, "/enum/1", "duplicate", srcParser},
+		{"maxLength too large", `{"properties": {"s": {"maxLength": 1e300}}}`, "/properties/s/maxLength", "whole number below 2^63", "src/mongo/bson/bsonelement.cpp (parseIntegerElementToNonNegativeLong)"},
+		{"minItems fractional decimal", `{"properties": {"s": {"minItems": {"$numberDecimal": "1.5"}}}}`, "/properties/s/minItems", "whole number", "src/mongo/bson/bsonelement.cpp (parseIntegerElementToNonNegativeLong)"},
 		{"enum duplicate across numeric types", `{"enum": [1, {"$numberLong": "1"}]}`, "/enum/1", "duplicate", srcParser},
 	}
 	for _, tc := range rejects {
@@ -236,6 +238,7 @@ func TestValidateDoesNotAllocatePerField(t *testing.T) {
 			}
 		}
 	}) / float64(len(docs))
+	t.Logf("%.2f allocations per document", allocs)
 	if allocs > 10 {
 		t.Errorf("%.1f allocations per document, want at most 10", allocs)
 	}
