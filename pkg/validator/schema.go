@@ -125,7 +125,9 @@ func buildNode(v any, path string) (*node, error) {
 }
 
 func (n *node) keyword(key string, v any, path string) error {
-	var err error
+	if handled, err := n.subschemas(key, v, path); handled {
+		return err
+	}
 	switch key {
 	case "bsonType", "type":
 		table := bsonTypeBits
@@ -141,47 +143,6 @@ func (n *node) keyword(key string, v any, path string) error {
 		for _, f := range v.([]any) {
 			n.required = append(n.required, f.(string))
 		}
-	case "properties":
-		for _, kv := range v.(*object).pairs {
-			s, err := build(kv.value, path+"/"+escape(kv.key))
-			if err != nil {
-				return err
-			}
-			n.properties = append(n.properties, prop{kv.key, s})
-		}
-	case "patternProperties":
-		for _, kv := range v.(*object).pairs {
-			s, err := build(kv.value, path+"/"+escape(kv.key))
-			if err != nil {
-				return err
-			}
-			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
-		}
-	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			n.noAddl = !b
-		} else if n.addlProps, err = build(v, path); err != nil {
-			return err
-		}
-	case "additionalItems":
-		if b, ok := v.(bool); ok {
-			n.noAddlItems = !b
-		} else if n.addlItems, err = build(v, path); err != nil {
-			return err
-		}
-	case "items":
-		if arr, ok := v.([]any); ok {
-			n.tuple = true
-			for i, x := range arr {
-				s, err := build(x, fmt.Sprintf("%s/%d", path, i))
-				if err != nil {
-					return err
-				}
-				n.itemList = append(n.itemList, s)
-			}
-			return nil
-		}
-		n.items, err = build(v, path)
 	case "minProperties":
 		n.minProps = toInt(v)
 	case "maxProperties":
@@ -215,35 +176,63 @@ func (n *node) keyword(key string, v any, path string) error {
 		for _, x := range v.([]any) {
 			n.enum = append(n.enum, coreValue(x))
 		}
-	case "dependencies":
+	}
+	return nil
+}
+
+// subschemas builds the keywords that hold subschemas; handled is false
+// for any other keyword.
+func (n *node) subschemas(key string, v any, path string) (handled bool, err error) {
+	switch key {
+	case "properties":
 		for _, kv := range v.(*object).pairs {
-			if _, annotation := kv.value.(string); annotation {
-				continue // title or description (checked by the dialect)
-			}
-			if arr, ok := kv.value.([]any); ok {
-				if n.depFields == nil {
-					n.depFields = map[string][]string{}
-				}
-				for _, f := range arr {
-					n.depFields[kv.key] = append(n.depFields[kv.key], f.(string))
-				}
-				continue
-			}
 			s, err := build(kv.value, path+"/"+escape(kv.key))
 			if err != nil {
-				return err
+				return true, err
 			}
-			if n.depSchemas == nil {
-				n.depSchemas = map[string]*node{}
-			}
-			n.depSchemas[kv.key] = s
+			n.properties = append(n.properties, prop{kv.key, s})
 		}
+	case "patternProperties":
+		for _, kv := range v.(*object).pairs {
+			s, err := build(kv.value, path+"/"+escape(kv.key))
+			if err != nil {
+				return true, err
+			}
+			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
+		}
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			n.noAddl = !b
+		} else if n.addlProps, err = build(v, path); err != nil {
+			return true, err
+		}
+	case "additionalItems":
+		if b, ok := v.(bool); ok {
+			n.noAddlItems = !b
+		} else if n.addlItems, err = build(v, path); err != nil {
+			return true, err
+		}
+	case "items":
+		if arr, ok := v.([]any); ok {
+			n.tuple = true
+			for i, x := range arr {
+				s, err := build(x, fmt.Sprintf("%s/%d", path, i))
+				if err != nil {
+					return true, err
+				}
+				n.itemList = append(n.itemList, s)
+			}
+			return true, nil
+		}
+		n.items, err = build(v, path)
+	case "dependencies":
+		err = n.dependencies(v.(*object), path)
 	case "allOf", "anyOf", "oneOf":
 		var list []*node
 		for i, x := range v.([]any) {
 			s, err := build(x, fmt.Sprintf("%s/%d", path, i))
 			if err != nil {
-				return err
+				return true, err
 			}
 			list = append(list, s)
 		}
@@ -257,8 +246,38 @@ func (n *node) keyword(key string, v any, path string) error {
 		}
 	case "not":
 		n.not, err = build(v, path)
+	default:
+		return false, nil
 	}
-	return err
+	return true, err
+}
+
+// dependencies builds property dependencies (lists of field names) and
+// schema dependencies.
+func (n *node) dependencies(deps *object, path string) error {
+	for _, kv := range deps.pairs {
+		if _, annotation := kv.value.(string); annotation {
+			continue // title or description (checked by the dialect)
+		}
+		if arr, ok := kv.value.([]any); ok {
+			if n.depFields == nil {
+				n.depFields = map[string][]string{}
+			}
+			for _, f := range arr {
+				n.depFields[kv.key] = append(n.depFields[kv.key], f.(string))
+			}
+			continue
+		}
+		s, err := build(kv.value, path+"/"+escape(kv.key))
+		if err != nil {
+			return err
+		}
+		if n.depSchemas == nil {
+			n.depSchemas = map[string]*node{}
+		}
+		n.depSchemas[kv.key] = s
+	}
+	return nil
 }
 
 func names(v any) []string {
