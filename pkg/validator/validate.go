@@ -61,7 +61,8 @@ func (s *Schema) Validate(doc bson.Raw) (failures []Failure) {
 			failures = append(v.failures, v.internal(r))
 			return // v is left to the garbage collector, state unknown
 		}
-		v.failures = nil
+		v.failures, v.node = nil, nil
+		clear(v.segs[:cap(v.segs)]) // keep no document bytes alive in the pool
 		v.segs = v.segs[:0]
 		validations.Put(v)
 	}()
