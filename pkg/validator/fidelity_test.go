@@ -243,3 +243,35 @@ func TestValidateDoesNotAllocatePerField(t *testing.T) {
 		t.Errorf("%.1f allocations per document, want at most 10", allocs)
 	}
 }
+
+// TestCompileRefusesSchemasMongoDBCannotReceive: MongoDB refuses any command
+// nested past 200 levels (BSONDepth::kDefaultMaxAllowableDepth,
+// src/mongo/bson/bson_depth.h, checked on every OP_MSG section by
+// src/mongo/rpc/op_msg.cpp); the schema's root is the third level of
+// collMod. A deep schema is refused with its pointer, before the meta-schema
+// check (whose cost grows with the square of the depth: FuzzSchemaAndDocument
+// found a 1,000-level anyOf chain taking 15 s).
+func TestCompileRefusesSchemasMongoDBCannotReceive(t *testing.T) {
+	chain := func(levels int) bson.D {
+		d := bson.D{{Key: "bsonType", Value: "object"}}
+		for i := 0; i < levels; i++ {
+			d = bson.D{{Key: "anyOf", Value: bson.A{d}}}
+		}
+		return d
+	}
+	// Each anyOf level is two BSON levels (the array, the schema in it).
+	if _, err := validator.Compile(chain(98)); err != nil {
+		t.Fatalf("a schema 197 levels deep fits in MongoDB's limit: %v", err)
+	}
+	_, err := validator.Compile(chain(99))
+	var errs validator.SchemaErrors
+	if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(errs[0].Msg, "nests deeper than 198 levels") {
+		t.Fatalf("want one depth error, got %v", err)
+	}
+	if want := strings.Repeat("/anyOf/0", 99); errs[0].Path != want {
+		t.Errorf("path %q, want %q", errs[0].Path, want)
+	}
+	if _, err := validator.Compile(chain(1000)); err == nil {
+		t.Fatal("a 1,000-level schema compiled")
+	}
+}
