@@ -27,14 +27,18 @@ func (s *Schema) Document() bson.D { return s.doc }
 // [SchemaErrors] listing every problem with its JSON pointer.
 func Compile(schema bson.D) (*Schema, error) {
 	tree := fromBSON(schema)
+	if path, deep := tooDeep(tree, 1, ""); deep {
+		return nil, SchemaErrors{{Path: path, Msg: fmt.Sprintf("the schema nests deeper than %d levels, which MongoDB refuses "+
+			"(no command may nest past %d, and the schema sits %d levels inside collMod); flatten it", maxSchemaDepth, maxBSONDepth, maxBSONDepth-maxSchemaDepth)}}
+	}
 	d := &dialect{}
 	d.schema(tree, "")
-	d.errs = append(d.errs, metaSchemaErrors(tree, d.errs)...)
+	d.errs = append(d.errs, metaSchemaErrors(tree, d.errs, d.decided)...)
 	if len(d.errs) > 0 {
 		sortByDocumentOrder(d.errs, tree)
 		return nil, d.errs
 	}
-	root, err := build(tree)
+	root, err := build(tree, "")
 	if err != nil {
 		return nil, SchemaErrors{{Msg: "cannot compile: " + err.Error()}}
 	}
@@ -42,8 +46,9 @@ func Compile(schema bson.D) (*Schema, error) {
 }
 
 // metaSchemaErrors validates the schema against draft 4's meta-schema and
-// returns problems at paths the dialect walker did not already report.
-func metaSchemaErrors(tree any, known SchemaErrors) SchemaErrors {
+// returns problems at paths the dialect walker did not already report nor
+// decide by MongoDB's own rules.
+func metaSchemaErrors(tree any, known SchemaErrors, decided []string) SchemaErrors {
 	raw, err := json.Marshal(toJSON(tree))
 	if err != nil {
 		return SchemaErrors{{Msg: "cannot encode schema: " + err.Error()}}
@@ -70,7 +75,7 @@ func metaSchemaErrors(tree any, known SchemaErrors) SchemaErrors {
 	var out SchemaErrors
 	for _, leaf := range leaves(ve) {
 		path := leaf.InstanceLocation
-		if reportedAt(known, path) || reportedAt(out, path) {
+		if reportedAt(known, path) || reportedAt(out, path) || decidedAt(decided, path) {
 			continue
 		}
 		out = append(out, &SchemaError{Path: path, Msg: metaMessage(leaf)})
@@ -128,4 +133,41 @@ func sortByDocumentOrder(errs SchemaErrors, tree any) {
 	}
 	walk(tree, "")
 	slices.SortStableFunc(errs, func(a, b *SchemaError) int { return order[a.Path] - order[b.Path] })
+}
+
+// MongoDB validates every incoming command against a nesting limit of 200
+// (BSONDepth::kDefaultMaxAllowableDepth, src/mongo/bson/bson_depth.h,
+// enforced by validateBSON on each OP_MSG section, src/mongo/rpc/op_msg.cpp).
+// The schema is the value of {collMod: ..., validator: {$jsonSchema: ...}}:
+// its root is already the third level. Checking the depth first also keeps
+// lint fast: the draft 4 meta-schema check costs the square of the depth.
+const (
+	maxBSONDepth   = 200
+	maxSchemaDepth = maxBSONDepth - 2
+)
+
+// tooDeep returns the JSON pointer of the first object or array nested past
+// maxSchemaDepth (depth counts the value at path).
+func tooDeep(v any, depth int, path string) (string, bool) {
+	switch t := v.(type) {
+	case *object:
+		if depth > maxSchemaDepth {
+			return path, true
+		}
+		for _, p := range t.pairs {
+			if at, deep := tooDeep(p.value, depth+1, path+"/"+escape(p.key)); deep {
+				return at, true
+			}
+		}
+	case []any:
+		if depth > maxSchemaDepth {
+			return path, true
+		}
+		for i, x := range t {
+			if at, deep := tooDeep(x, depth+1, fmt.Sprintf("%s/%d", path, i)); deep {
+				return at, true
+			}
+		}
+	}
+	return "", false
 }

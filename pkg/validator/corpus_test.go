@@ -3,7 +3,15 @@ package validator_test
 // corpus is schema/document cases with the outcome MongoDB documents for
 // $jsonSchema (draft 4 semantics plus bsonType; keywords apply only to
 // values of their type; properties constrain present fields only; numbers
-// compare by value across types; strings count code points). want lists
+// compare by value across types; strings count code points). Each rule
+// follows MongoDB's source: src/mongo/db/matcher/schema/json_schema_parser.cpp
+// translates every keyword into the match expressions of the same directory
+// (enum: expression_internal_schema_eq.h, uniqueItems:
+// expression_internal_schema_unique_items.h, minLength/maxLength:
+// expression_internal_schema_str_length.cpp, multipleOf:
+// expression_internal_schema_fmod.cpp, minimum/maximum: the comparison
+// expressions of src/mongo/db/matcher/expression_leaf.cpp); numbers and
+// documents compare as src/mongo/bson/bsonelement.cpp compareElements does. want lists
 // "path rule" of each expected failure; empty means valid. The same cases
 // run as $jsonSchema queries against MongoDB under MONGOMIG_TEST_URI.
 var corpus = []struct {
@@ -103,7 +111,10 @@ var corpus = []struct {
 	{"enum with null", `{"properties": {"n": {"enum": ["a", null]}}}`, `{"n": null}`, nil},
 	{"enum document exact", `{"properties": {"d": {"enum": [{"a": 1}]}}}`, `{"d": {"a": 1}}`, nil},
 	{"enum document extra field", `{"properties": {"d": {"enum": [{"a": 1}]}}}`, `{"d": {"a": 1, "b": 2}}`, []string{"d enum"}},
-	{"enum document field order matters", `{"properties": {"d": {"enum": [{"a": 1, "b": 2}]}}}`, `{"d": {"b": 2, "a": 1}}`, []string{"d enum"}},
+	// enum compares with UnorderedFieldsBSONElementComparator
+	// (src/mongo/db/matcher/schema/expression_internal_schema_eq.h): field
+	// order does not matter, at any depth; array order does.
+	{"enum document ignores field order", `{"properties": {"d": {"enum": [{"a": 1, "b": 2}]}}}`, `{"d": {"b": 2, "a": 1}}`, nil},
 	{"enum array", `{"properties": {"d": {"enum": [[1, 2]]}}}`, `{"d": [1, 2]}`, nil},
 	{"enum array order matters", `{"properties": {"d": {"enum": [[1, 2]]}}}`, `{"d": [2, 1]}`, []string{"d enum"}},
 	{"enum at root", `{"enum": [{"_id": 1}]}`, `{"_id": 1}`, nil},

@@ -83,6 +83,11 @@ func (l SchemaErrors) Unwrap() []error {
 // reports everything MongoDB's dialect refuses.
 type dialect struct {
 	errs SchemaErrors
+	// decided lists the paths where MongoDB's parser, not draft 4's
+	// meta-schema, has the last word; meta-schema errors there are dropped
+	// (items: [] is valid in MongoDB, dependencies and enum follow
+	// json_schema_parser.cpp's rules).
+	decided []string
 }
 
 func (d *dialect) add(path, format string, args ...any) {
@@ -143,6 +148,10 @@ func (d *dialect) keyword(key string, v any, path string) {
 		}
 	case "items":
 		if arr, ok := v.([]any); ok {
+			// MongoDB accepts an empty tuple (parseItems in
+			// src/mongo/db/matcher/schema/json_schema_parser.cpp); draft
+			// 4's meta-schema wants one item at least.
+			d.decided = append(d.decided, path)
 			for i, item := range arr {
 				d.schema(item, fmt.Sprintf("%s/%d", path, i))
 			}
@@ -161,24 +170,15 @@ func (d *dialect) keyword(key string, v any, path string) {
 	case "not":
 		d.schema(v, path)
 	case "dependencies":
-		obj, ok := v.(*object)
-		if !ok {
-			d.add(path, "dependencies must be an object, found %s; write {field: [other, fields]} or {field: {schema}}", describe(v))
-			return
-		}
-		for _, kv := range obj.pairs {
-			if _, isArr := kv.value.([]any); !isArr {
-				d.schema(kv.value, path+"/"+escape(kv.key))
-			}
-		}
+		d.dependencies(v, path)
 	case "pattern":
 		if s, ok := v.(string); ok {
 			d.pattern(s, path)
 		}
 	case "enum":
-		if arr, ok := v.([]any); !ok || len(arr) == 0 {
-			d.add(path, "enum must be a non-empty array, found %s; list the allowed values", describe(v))
-		}
+		d.enum(v, path)
+	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
+		d.count(key, v, path)
 	case "required":
 		arr, ok := v.([]any)
 		if !ok || len(arr) == 0 {
@@ -196,6 +196,7 @@ func (d *dialect) keyword(key string, v any, path string) {
 				d.add(fmt.Sprintf("%s/%d", path, i), "field %q is listed twice in required (MongoDB refuses duplicates); remove one", s)
 			}
 			seen[s] = true
+			d.fieldName(s, fmt.Sprintf("%s/%d", path, i))
 		}
 	}
 	// Numeric and boolean keywords are checked by the draft 4 meta-schema.

@@ -2,7 +2,7 @@ package validator
 
 import (
 	"fmt"
-	"math"
+	"math/big"
 	"regexp"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -11,6 +11,10 @@ import (
 
 // node is a compiled (sub)schema, ready to validate BSON values.
 type node struct {
+	// path is the JSON pointer of this (sub)schema, named when validation
+	// fails unexpectedly.
+	path string
+
 	types     typeSet // bsonType or type; 0: any
 	typeRule  string  // "bsonType" or "type"
 	typeNames []string
@@ -25,14 +29,15 @@ type node struct {
 
 	enum []bsoncore.Value
 
-	minimum, maximum      *float64
+	minimum, maximum      *bsoncore.Value // exact bounds, compared as MongoDB's $gte/$lte
 	exclusiveMin, exclMax bool
-	multipleOf            *float64
+	multipleOf            *big.Rat // the divisor as MongoDB's Decimal128 holds it
 	minLength, maxLength  int64
 	pattern               *regexp.Regexp
 	patternSrc            string
 	items                 *node
 	itemList              []*node
+	tuple                 bool // items is an array (possibly empty): additionalItems applies
 	addlItems             *node
 	noAddlItems           bool
 	minItems, maxItems    int64
@@ -89,31 +94,40 @@ var jsonTypeBits = map[string]typeSet{
 // build compiles a checked schema tree (see dialect) into nodes. It is only
 // called on schemas the dialect and meta-schema checks accepted; a value of
 // an unexpected type still becomes an error, never a panic.
-func build(v any) (n *node, err error) {
+func build(v any, path string) (n *node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			n, err = nil, fmt.Errorf("unexpected schema value: %v", r)
+			n, err = nil, fmt.Errorf("%s: unexpected schema value: %v", pointer(path), r)
 		}
 	}()
-	return buildNode(v)
+	return buildNode(v, path)
 }
 
-func buildNode(v any) (*node, error) {
+func pointer(path string) string {
+	if path == "" {
+		return "/"
+	}
+	return path
+}
+
+func buildNode(v any, path string) (*node, error) {
 	obj, ok := v.(*object)
 	if !ok {
-		return nil, fmt.Errorf("a schema must be an object, found %s", describe(v))
+		return nil, fmt.Errorf("%s: a schema must be an object, found %s", pointer(path), describe(v))
 	}
-	n := &node{minProps: -1, maxProps: -1, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
+	n := &node{path: path, minProps: -1, maxProps: -1, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
 	for _, kv := range obj.pairs {
-		if err := n.keyword(kv.key, kv.value); err != nil {
-			return nil, fmt.Errorf("%s: %w", kv.key, err)
+		if err := n.keyword(kv.key, kv.value, path+"/"+escape(kv.key)); err != nil {
+			return nil, err
 		}
 	}
 	return n, nil
 }
 
-func (n *node) keyword(key string, v any) error {
-	var err error
+func (n *node) keyword(key string, v any, path string) error {
+	if handled, err := n.subschemas(key, v, path); handled {
+		return err
+	}
 	switch key {
 	case "bsonType", "type":
 		table := bsonTypeBits
@@ -129,46 +143,6 @@ func (n *node) keyword(key string, v any) error {
 		for _, f := range v.([]any) {
 			n.required = append(n.required, f.(string))
 		}
-	case "properties":
-		for _, kv := range v.(*object).pairs {
-			s, err := build(kv.value)
-			if err != nil {
-				return err
-			}
-			n.properties = append(n.properties, prop{kv.key, s})
-		}
-	case "patternProperties":
-		for _, kv := range v.(*object).pairs {
-			s, err := build(kv.value)
-			if err != nil {
-				return err
-			}
-			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
-		}
-	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			n.noAddl = !b
-		} else if n.addlProps, err = build(v); err != nil {
-			return err
-		}
-	case "additionalItems":
-		if b, ok := v.(bool); ok {
-			n.noAddlItems = !b
-		} else if n.addlItems, err = build(v); err != nil {
-			return err
-		}
-	case "items":
-		if arr, ok := v.([]any); ok {
-			for _, x := range arr {
-				s, err := build(x)
-				if err != nil {
-					return err
-				}
-				n.itemList = append(n.itemList, s)
-			}
-			return nil
-		}
-		n.items, err = build(v)
 	case "minProperties":
 		n.minProps = toInt(v)
 	case "maxProperties":
@@ -184,18 +158,17 @@ func (n *node) keyword(key string, v any) error {
 	case "uniqueItems":
 		n.uniqueItems = v.(bool)
 	case "minimum":
-		f := toFloat(v)
-		n.minimum = &f
+		b := coreValue(v)
+		n.minimum = &b
 	case "maximum":
-		f := toFloat(v)
-		n.maximum = &f
+		b := coreValue(v)
+		n.maximum = &b
 	case "exclusiveMinimum":
 		n.exclusiveMin = v.(bool)
 	case "exclusiveMaximum":
 		n.exclMax = v.(bool)
 	case "multipleOf":
-		f := toFloat(v)
-		n.multipleOf = &f
+		n.multipleOf = asDecimal(coreValue(v))
 	case "pattern":
 		n.patternSrc = v.(string)
 		n.pattern = regexp.MustCompile(n.patternSrc)
@@ -203,32 +176,63 @@ func (n *node) keyword(key string, v any) error {
 		for _, x := range v.([]any) {
 			n.enum = append(n.enum, coreValue(x))
 		}
-	case "dependencies":
+	}
+	return nil
+}
+
+// subschemas builds the keywords that hold subschemas; handled is false
+// for any other keyword.
+func (n *node) subschemas(key string, v any, path string) (handled bool, err error) {
+	switch key {
+	case "properties":
 		for _, kv := range v.(*object).pairs {
-			if arr, ok := kv.value.([]any); ok {
-				if n.depFields == nil {
-					n.depFields = map[string][]string{}
-				}
-				for _, f := range arr {
-					n.depFields[kv.key] = append(n.depFields[kv.key], f.(string))
-				}
-				continue
-			}
-			s, err := build(kv.value)
+			s, err := build(kv.value, path+"/"+escape(kv.key))
 			if err != nil {
-				return err
+				return true, err
 			}
-			if n.depSchemas == nil {
-				n.depSchemas = map[string]*node{}
-			}
-			n.depSchemas[kv.key] = s
+			n.properties = append(n.properties, prop{kv.key, s})
 		}
+	case "patternProperties":
+		for _, kv := range v.(*object).pairs {
+			s, err := build(kv.value, path+"/"+escape(kv.key))
+			if err != nil {
+				return true, err
+			}
+			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
+		}
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			n.noAddl = !b
+		} else if n.addlProps, err = build(v, path); err != nil {
+			return true, err
+		}
+	case "additionalItems":
+		if b, ok := v.(bool); ok {
+			n.noAddlItems = !b
+		} else if n.addlItems, err = build(v, path); err != nil {
+			return true, err
+		}
+	case "items":
+		if arr, ok := v.([]any); ok {
+			n.tuple = true
+			for i, x := range arr {
+				s, err := build(x, fmt.Sprintf("%s/%d", path, i))
+				if err != nil {
+					return true, err
+				}
+				n.itemList = append(n.itemList, s)
+			}
+			return true, nil
+		}
+		n.items, err = build(v, path)
+	case "dependencies":
+		err = n.dependencies(v.(*object), path)
 	case "allOf", "anyOf", "oneOf":
 		var list []*node
-		for _, x := range v.([]any) {
-			s, err := build(x)
+		for i, x := range v.([]any) {
+			s, err := build(x, fmt.Sprintf("%s/%d", path, i))
 			if err != nil {
-				return err
+				return true, err
 			}
 			list = append(list, s)
 		}
@@ -241,9 +245,39 @@ func (n *node) keyword(key string, v any) error {
 			n.oneOf = list
 		}
 	case "not":
-		n.not, err = build(v)
+		n.not, err = build(v, path)
+	default:
+		return false, nil
 	}
-	return err
+	return true, err
+}
+
+// dependencies builds property dependencies (lists of field names) and
+// schema dependencies.
+func (n *node) dependencies(deps *object, path string) error {
+	for _, kv := range deps.pairs {
+		if _, annotation := kv.value.(string); annotation {
+			continue // title or description (checked by the dialect)
+		}
+		if arr, ok := kv.value.([]any); ok {
+			if n.depFields == nil {
+				n.depFields = map[string][]string{}
+			}
+			for _, f := range arr {
+				n.depFields[kv.key] = append(n.depFields[kv.key], f.(string))
+			}
+			continue
+		}
+		s, err := build(kv.value, path+"/"+escape(kv.key))
+		if err != nil {
+			return err
+		}
+		if n.depSchemas == nil {
+			n.depSchemas = map[string]*node{}
+		}
+		n.depSchemas[kv.key] = s
+	}
+	return nil
 }
 
 func names(v any) []string {
@@ -263,18 +297,12 @@ func toInt(v any) int64 {
 		return t
 	case float64:
 		return int64(t)
+	case bsonValue:
+		if r := asDecimal(coreValue(t)); r != nil && r.IsInt() && r.Num().IsInt64() {
+			return r.Num().Int64()
+		}
 	}
 	return -1
-}
-
-func toFloat(v any) float64 {
-	switch t := v.(type) {
-	case int64:
-		return float64(t)
-	case float64:
-		return t
-	}
-	return math.NaN()
 }
 
 // coreValue encodes a schema value (enum member) as a BSON value.

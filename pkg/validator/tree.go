@@ -2,6 +2,8 @@ package validator
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -81,7 +83,21 @@ func toJSON(v any) any {
 			a[i] = toJSON(x)
 		}
 		return a
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			// JSON has no NaN: a stand-in any enum accepts (numeric
+			// keywords refuse it, where a NaN bound is meaningless).
+			return map[string]any{"$bson": strconv.FormatFloat(t, 'g', -1, 64)}
+		}
+		return t
 	case bsonValue:
+		// A decimal is a number to MongoDB's parser (BSONElement::isNumber)
+		// wherever a keyword wants one; the meta-schema sees it as a double.
+		if d, ok := t.v.(bson.Decimal128); ok {
+			if f, err := strconv.ParseFloat(d.String(), 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+				return f
+			}
+		}
 		// Stands in for the value inside enum; the meta-schema allows any.
 		return map[string]any{"$bson": fmt.Sprintf("%T", t.v)}
 	}

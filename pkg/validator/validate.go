@@ -1,12 +1,10 @@
 package validator
 
 import (
-	"bytes"
 	"fmt"
-	"math"
-	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -20,7 +18,8 @@ type Failure struct {
 	// is the document itself.
 	Path string `json:"path"`
 	// Rule is the schema keyword that failed (required, bsonType,
-	// minimum, additionalProperties, anyOf, ...).
+	// minimum, additionalProperties, anyOf, ...), "bson" for a malformed
+	// document, or [RuleInternal].
 	Rule string `json:"rule"`
 	// Found is the value as relaxed Extended JSON (shortened), empty for
 	// a missing field.
@@ -28,6 +27,12 @@ type Failure struct {
 	// Message says what the rule wants.
 	Message string `json:"message"`
 }
+
+// RuleInternal is the Rule of the Failure [Schema.Validate] returns when
+// mongomig itself could not evaluate the schema (a bug, never the
+// document's fault): its Message names the schema's JSON pointer. The
+// document is reported as failing rather than crashing the caller.
+const RuleInternal = "internal"
 
 func (f Failure) String() string {
 	p := f.Path
@@ -44,12 +49,24 @@ func (f Failure) String() string {
 // Validate checks a document against the schema with MongoDB's semantics
 // and returns every failure (nil when the document is valid). A malformed
 // document is one failure with rule "bson".
-func (s *Schema) Validate(doc bson.Raw) []Failure {
+func (s *Schema) Validate(doc bson.Raw) (failures []Failure) {
 	if err := bsoncore.Document(doc).Validate(); err != nil {
 		return []Failure{{Rule: "bson", Message: "malformed BSON: " + err.Error()}}
 	}
-	v := &validation{}
-	v.check(s.root, bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc}, "")
+	v := validations.Get().(*validation)
+	defer func() {
+		// The last line of defence: a bug in mongomig must not crash a
+		// report, a backfill or the application's validate-on-write.
+		if r := recover(); r != nil {
+			failures = append(v.failures, v.internal(r))
+			return // v is left to the garbage collector, state unknown
+		}
+		v.failures, v.node = nil, nil
+		clear(v.segs[:cap(v.segs)]) // keep no document bytes alive in the pool
+		v.segs = v.segs[:0]
+		validations.Put(v)
+	}()
+	v.check(s.root, bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc})
 	return v.failures
 }
 
@@ -62,272 +79,183 @@ func (s *Schema) ValidateD(doc bson.D) []Failure {
 	return s.Validate(raw)
 }
 
+// validation is the state of one Validate call, pooled so a valid document
+// costs no allocation of its own.
 type validation struct {
 	failures []Failure
+	segs     []seg // where in the document the value being checked is
+	node     *node // the (sub)schema being applied, for the internal report
+	quiet    int   // > 0 inside anyOf, oneOf, not and schema dependencies
+	probe    int   // failures counted while quiet
 }
 
-func (v *validation) fail(path, rule, msg string, found *bsoncore.Value) {
-	f := Failure{Path: path, Rule: rule, Message: msg}
+// seg is one component of a document path: a field name or an array index.
+type seg struct {
+	key   []byte
+	index int
+	isIdx bool
+}
+
+var validations = sync.Pool{New: func() any { return &validation{segs: make([]seg, 0, 16)} }}
+
+func (v *validation) internal(r any) Failure {
+	where := "/"
+	if v.node != nil {
+		where = pointer(v.node.path)
+	}
+	return Failure{Path: v.path(""), Rule: RuleInternal,
+		Message: fmt.Sprintf("mongomig could not evaluate $jsonSchema %s on this value (%v); please report it with the schema", where, r)}
+}
+
+// fail records a failure of rule at the current path. msg is only called
+// when the failure is reported (not inside anyOf, oneOf or not).
+func (v *validation) fail(rule string, msg func() string, found *bsoncore.Value) {
+	v.failAt("", rule, msg, found)
+}
+
+// failAt is fail for a field below the current path (a missing field).
+func (v *validation) failAt(field, rule string, msg func() string, found *bsoncore.Value) {
+	if v.quiet > 0 {
+		v.probe++
+		return
+	}
+	f := Failure{Path: v.path(field), Rule: rule, Message: msg()}
 	if found != nil {
 		f.Found = show(*found)
 	}
 	v.failures = append(v.failures, f)
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
+func (v *validation) path(field string) string {
+	var b strings.Builder
+	for i, s := range v.segs {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if s.isIdx {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			b.Write(s.key)
+		}
 	}
-	return path + "." + key
+	if field != "" {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(field)
+	}
+	return b.String()
 }
 
-// check validates val at path against n, appending failures.
-func (v *validation) check(n *node, val bsoncore.Value, path string) {
+// sub checks val against sub, a schema below n at the same path.
+func (v *validation) sub(n, sub *node, val bsoncore.Value) {
+	v.check(sub, val)
+	v.node = n
+}
+
+// passes reports whether val matches sub, reporting nothing.
+func (v *validation) passes(n, sub *node, val bsoncore.Value) bool {
+	before := v.probe
+	v.quiet++
+	v.check(sub, val)
+	v.quiet--
+	v.node = n
+	ok := v.probe == before
+	v.probe = before
+	return ok
+}
+
+// check validates val against n, appending failures.
+func (v *validation) check(n *node, val bsoncore.Value) {
+	v.node = n
 	if n.types != 0 && n.types&bit(val.Type) == 0 {
-		v.fail(path, n.typeRule, "must be "+orList(n.typeNames), &val)
+		v.fail(n.typeRule, func() string { return "must be " + orList(n.typeNames) }, &val)
 		return // MongoDB reports the type and does not descend
 	}
 	switch val.Type {
 	case bsoncore.TypeEmbeddedDocument:
-		v.object(n, val.Document(), path)
+		v.object(n, val.Data)
 	case bsoncore.TypeArray:
-		v.array(n, val.Array(), path)
+		v.array(n, val.Data)
 	case bsoncore.TypeString:
-		s := val.StringValue()
-		if n.minLength >= 0 && int64(utf8.RuneCountInString(s)) < n.minLength {
-			v.fail(path, "minLength", fmt.Sprintf("must be at least %d characters long", n.minLength), &val)
-		}
-		if n.maxLength >= 0 && int64(utf8.RuneCountInString(s)) > n.maxLength {
-			v.fail(path, "maxLength", fmt.Sprintf("must be at most %d characters long", n.maxLength), &val)
-		}
-		if n.pattern != nil && !n.pattern.MatchString(s) {
-			v.fail(path, "pattern", fmt.Sprintf("must match /%s/", n.patternSrc), &val)
-		}
+		v.str(n, val)
 	case bsoncore.TypeInt32, bsoncore.TypeInt64, bsoncore.TypeDouble, bsoncore.TypeDecimal128:
-		v.number(n, val, path)
+		v.number(n, val)
 	}
-	if len(n.enum) > 0 {
-		ok := false
-		for _, e := range n.enum {
-			if equal(val, e) {
-				ok = true
-				break
-			}
+	if len(n.enum) > 0 && !inEnum(n.enum, val) {
+		v.fail("enum", func() string { return "must be one of " + enumList(n.enum) }, &val)
+	}
+	for _, s := range n.allOf {
+		v.sub(n, s, val)
+	}
+	v.combinators(n, val)
+}
+
+func inEnum(enum []bsoncore.Value, val bsoncore.Value) bool {
+	for _, e := range enum {
+		if equal(val, e) {
+			return true
 		}
-		if !ok {
-			v.fail(path, "enum", "must be one of "+enumList(n.enum), &val)
-		}
 	}
-	for _, sub := range n.allOf {
-		v.check(sub, val, path)
-	}
+	return false
+}
+
+func (v *validation) combinators(n *node, val bsoncore.Value) {
 	if len(n.anyOf) > 0 {
 		matched := false
-		for _, sub := range n.anyOf {
-			if passes(sub, val, path) {
+		for _, s := range n.anyOf {
+			if v.passes(n, s, val) {
 				matched = true
 				break
 			}
 		}
 		if !matched {
-			v.fail(path, "anyOf", fmt.Sprintf("must match at least one of %d schemas", len(n.anyOf)), &val)
+			v.fail("anyOf", func() string { return fmt.Sprintf("must match at least one of %d schemas", len(n.anyOf)) }, &val)
 		}
 	}
 	if len(n.oneOf) > 0 {
 		count := 0
-		for _, sub := range n.oneOf {
-			if passes(sub, val, path) {
+		for _, s := range n.oneOf {
+			if v.passes(n, s, val) {
 				count++
 			}
 		}
 		if count != 1 {
-			v.fail(path, "oneOf", fmt.Sprintf("must match exactly one of %d schemas, matches %d", len(n.oneOf), count), &val)
+			v.fail("oneOf", func() string {
+				return fmt.Sprintf("must match exactly one of %d schemas, matches %d", len(n.oneOf), count)
+			}, &val)
 		}
 	}
-	if n.not != nil && passes(n.not, val, path) {
-		v.fail(path, "not", "must not match the schema under not", &val)
-	}
-}
-
-func passes(n *node, val bsoncore.Value, path string) bool {
-	sub := &validation{}
-	sub.check(n, val, path)
-	return len(sub.failures) == 0
-}
-
-func (v *validation) object(n *node, doc bsoncore.Document, path string) {
-	elems, _ := doc.Elements()
-	count := int64(len(elems))
-	if n.minProps >= 0 && count < n.minProps {
-		v.fail(path, "minProperties", fmt.Sprintf("must have at least %d fields, has %d", n.minProps, count), nil)
-	}
-	if n.maxProps >= 0 && count > n.maxProps {
-		v.fail(path, "maxProperties", fmt.Sprintf("must have at most %d fields, has %d", n.maxProps, count), nil)
-	}
-	for _, req := range n.required {
-		if _, err := doc.LookupErr(req); err != nil {
-			v.fail(join(path, req), "required", "is required but missing", nil)
-		}
-	}
-	for _, e := range elems {
-		key := e.Key()
-		val := e.Value()
-		p := join(path, key)
-		covered := false
-		for _, pr := range n.properties {
-			if pr.name == key {
-				v.check(pr.schema, val, p)
-				covered = true
-			}
-		}
-		for _, pp := range n.patterns {
-			if pp.re.MatchString(key) {
-				v.check(pp.schema, val, p)
-				covered = true
-			}
-		}
-		if !covered {
-			switch {
-			case n.noAddl:
-				v.fail(p, "additionalProperties", "is not allowed (additionalProperties: false)", &val)
-			case n.addlProps != nil:
-				v.check(n.addlProps, val, p)
-			}
-		}
-		if fields, ok := n.depFields[key]; ok {
-			for _, f := range fields {
-				if _, err := doc.LookupErr(f); err != nil {
-					v.fail(join(path, f), "dependencies", fmt.Sprintf("is required when %q is present", key), nil)
-				}
-			}
-		}
-		if s, ok := n.depSchemas[key]; ok {
-			whole := bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc}
-			if !passes(s, whole, path) {
-				v.fail(path, "dependencies", fmt.Sprintf("must match the schema required when %q is present", key), nil)
-			}
-		}
+	if n.not != nil && v.passes(n, n.not, val) {
+		v.fail("not", func() string { return "must not match the schema under not" }, &val)
 	}
 }
 
-func (v *validation) array(n *node, arr bsoncore.Array, path string) {
-	vals, _ := arr.Values()
-	count := int64(len(vals))
-	if n.minItems >= 0 && count < n.minItems {
-		v.fail(path, "minItems", fmt.Sprintf("must have at least %d items, has %d", n.minItems, count), nil)
-	}
-	if n.maxItems >= 0 && count > n.maxItems {
-		v.fail(path, "maxItems", fmt.Sprintf("must have at most %d items, has %d", n.maxItems, count), nil)
-	}
-	for i, item := range vals {
-		p := join(path, strconv.Itoa(i))
-		switch {
-		case n.items != nil:
-			v.check(n.items, item, p)
-		case n.itemList != nil && i < len(n.itemList):
-			v.check(n.itemList[i], item, p)
-		case n.itemList != nil && n.noAddlItems:
-			v.fail(p, "additionalItems", fmt.Sprintf("is not allowed: at most %d items (additionalItems: false)", len(n.itemList)), &item)
-		case n.itemList != nil && n.addlItems != nil:
-			v.check(n.addlItems, item, p)
+// str checks the string keywords. Lengths count code points, as
+// $_internalSchemaMinLength and MaxLength do (str::lengthInUTF8CodePoints,
+// src/mongo/db/matcher/schema/expression_internal_schema_str_length.cpp).
+func (v *validation) str(n *node, val bsoncore.Value) {
+	b := stringBytes(val)
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		count := int64(utf8.RuneCount(b))
+		if n.minLength >= 0 && count < n.minLength {
+			v.fail("minLength", func() string { return fmt.Sprintf("must be at least %d characters long", n.minLength) }, &val)
+		}
+		if n.maxLength >= 0 && count > n.maxLength {
+			v.fail("maxLength", func() string { return fmt.Sprintf("must be at most %d characters long", n.maxLength) }, &val)
 		}
 	}
-	if n.uniqueItems {
-		for i := 1; i < len(vals); i++ {
-			for j := 0; j < i; j++ {
-				if equal(vals[i], vals[j]) {
-					item := vals[i]
-					v.fail(join(path, strconv.Itoa(i)), "uniqueItems", fmt.Sprintf("duplicates item %d (uniqueItems)", j), &item)
-					i, j = len(vals), i // one report per array
-				}
-			}
-		}
+	if n.pattern != nil && !n.pattern.Match(b) {
+		v.fail("pattern", func() string { return fmt.Sprintf("must match /%s/", n.patternSrc) }, &val)
 	}
 }
 
-func (v *validation) number(n *node, val bsoncore.Value, path string) {
-	f := asFloat(val)
-	if n.minimum != nil {
-		if f < *n.minimum || n.exclusiveMin && f == *n.minimum {
-			op := ">="
-			if n.exclusiveMin {
-				op = ">"
-			}
-			v.fail(path, "minimum", fmt.Sprintf("must be %s %v", op, *n.minimum), &val)
-		}
+// stringBytes returns a string value's bytes without copying them.
+func stringBytes(val bsoncore.Value) []byte {
+	if len(val.Data) < 5 {
+		return nil
 	}
-	if n.maximum != nil {
-		if f > *n.maximum || n.exclMax && f == *n.maximum {
-			op := "<="
-			if n.exclMax {
-				op = "<"
-			}
-			v.fail(path, "maximum", fmt.Sprintf("must be %s %v", op, *n.maximum), &val)
-		}
-	}
-	if n.multipleOf != nil && *n.multipleOf > 0 {
-		q := f / *n.multipleOf
-		if math.IsInf(q, 0) || math.Abs(q-math.Round(q)) > 1e-9*math.Max(1, math.Abs(q)) {
-			v.fail(path, "multipleOf", fmt.Sprintf("must be a multiple of %v", *n.multipleOf), &val)
-		}
-	}
-}
-
-// asFloat converts any BSON number (decimal included) to float64.
-func asFloat(val bsoncore.Value) float64 {
-	switch val.Type {
-	case bsoncore.TypeInt32:
-		return float64(val.Int32())
-	case bsoncore.TypeInt64:
-		return float64(val.Int64())
-	case bsoncore.TypeDouble:
-		return val.Double()
-	case bsoncore.TypeDecimal128:
-		h, l := val.Decimal128()
-		f, _, err := big.ParseFloat(bson.NewDecimal128(h, l).String(), 10, 64, big.ToNearestEven)
-		if err != nil {
-			return math.NaN()
-		}
-		x, _ := f.Float64()
-		return x
-	}
-	return math.NaN()
-}
-
-// equal compares two BSON values as MongoDB does for enum and uniqueItems:
-// numbers by value across types; documents field by field, in order;
-// arrays element by element; other values by type and bytes.
-func equal(a, b bsoncore.Value) bool {
-	if numberTypes&bit(a.Type) != 0 && numberTypes&bit(b.Type) != 0 {
-		if a.Type == b.Type && a.Type != bsoncore.TypeDecimal128 && a.Type != bsoncore.TypeDouble {
-			return bytes.Equal(a.Data, b.Data)
-		}
-		if a.Type == bsoncore.TypeInt64 && b.Type == bsoncore.TypeInt32 || a.Type == bsoncore.TypeInt32 && b.Type == bsoncore.TypeInt64 {
-			return a.AsInt64() == b.AsInt64()
-		}
-		return asFloat(a) == asFloat(b)
-	}
-	if a.Type != b.Type {
-		return false
-	}
-	switch a.Type {
-	case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
-		ea, errA := bsoncore.Document(a.Data).Elements()
-		eb, errB := bsoncore.Document(b.Data).Elements()
-		if errA != nil || errB != nil || len(ea) != len(eb) {
-			return false
-		}
-		for i := range ea {
-			if a.Type == bsoncore.TypeEmbeddedDocument && ea[i].Key() != eb[i].Key() {
-				return false
-			}
-			if !equal(ea[i].Value(), eb[i].Value()) {
-				return false
-			}
-		}
-		return true
-	}
-	return bytes.Equal(a.Data, b.Data)
+	return val.Data[4 : len(val.Data)-1]
 }
 
 // show renders a value as relaxed Extended JSON, shortened.
