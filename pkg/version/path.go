@@ -2,7 +2,6 @@ package version
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,19 +26,23 @@ func index(d bson.D, key string) int {
 }
 
 // arrayIndex parses a path segment as an array index, as MongoDB does:
-// digits only.
+// digits only (leading zeros allowed). An index too large for any array
+// saturates at maxIndex, so it is never found and always too far to pad.
 func arrayIndex(seg string) (int, bool) {
-	if seg == "" || len(seg) > 9 {
+	if !allDigits(seg) {
 		return 0, false
 	}
+	n := 0
 	for i := 0; i < len(seg); i++ {
-		if seg[i] < '0' || seg[i] > '9' {
-			return 0, false
+		n = n*10 + int(seg[i]-'0')
+		if n > maxIndex {
+			return maxIndex, true
 		}
 	}
-	n, err := strconv.Atoi(seg)
-	return n, err == nil
+	return n, true
 }
+
+const maxIndex = 1 << 30
 
 func describeValue(v any) string {
 	switch v.(type) {
@@ -138,30 +141,71 @@ func existsIn(v any, segs []string) bool {
 	return false
 }
 
-// locate finds the source of a rename or copy in one pass: its value, or
-// why MongoDB's $rename would refuse it: a path through an array ("The
-// source field cannot be an array element") or through a value that is
-// not a document (PathNotViable).
+// locate finds the source of a rename or copy as MongoDB's $rename does
+// (src/mongo/db/update/rename_node.cpp, RenameNode::apply, on
+// path_support.cpp findLongestPrefix): numeric segments index arrays; a
+// path that stops at a missing field or past an array's end is a no-op
+// (found false, no problem); a path that must go on through a scalar,
+// null, or an array with a non-numeric segment is PathNotViable; a source
+// that exists inside an array is refused ("The source field cannot be an
+// array element"). The source itself may be an array.
 func locate(d bson.D, segs []string) (v any, found bool, problem string) {
+	var a bson.A
+	inArray, crossed := false, false
 	for n, seg := range segs {
-		i := index(d, seg)
-		if i < 0 {
-			return nil, false, ""
+		var next any
+		if inArray {
+			i, ok := arrayIndex(seg)
+			if !ok {
+				return nil, false, fmt.Sprintf("cannot use the part %q to traverse {%s: an array}", seg, segs[n-1])
+			}
+			if i >= len(a) {
+				return nil, false, ""
+			}
+			next = a[i]
+		} else {
+			i := index(d, seg)
+			if i < 0 {
+				return nil, false, ""
+			}
+			next = d[i].Value
 		}
 		if n == len(segs)-1 {
-			return d[i].Value, true, ""
+			if crossed {
+				return nil, false, "cannot be an array element"
+			}
+			return next, true, ""
 		}
-		switch t := d[i].Value.(type) {
+		switch t := next.(type) {
 		case bson.D:
-			d = t
+			d, inArray = t, false
 		case bson.A:
-			return nil, false, "cannot be inside an array"
+			a, inArray, crossed = t, true, true
 		default:
 			return nil, false, fmt.Sprintf("runs through {%s: %s}, which is not a document", seg, describeValue(t))
 		}
 	}
 	return nil, false, ""
 }
+
+// allDigits reports whether seg is a non-empty string of ASCII digits,
+// what path_support.cpp's isNumeric accepts as an array index.
+func allDigits(seg string) bool {
+	if seg == "" {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPadding is MongoDB's cap on the nulls one update may add to an array
+// (kMaxPaddingAllowed, src/mongo/db/update/path_support.h): maybePadTo in
+// path_support.cpp refuses to pad more (CannotBackfillArray).
+const maxPadding = 1500000
 
 // crossesArray reports whether path goes through an array: $rename refuses
 // such paths ("The source field cannot be an array element").
@@ -220,6 +264,9 @@ func setIn(node any, key string, segs []string, v any, full string) (any, error)
 		idx, ok := arrayIndex(segs[0])
 		if !ok {
 			return nil, &PathError{full, fmt.Sprintf("cannot create field %q in element {%s: an array}", segs[0], key)}
+		}
+		if idx-len(n) > maxPadding {
+			return nil, &PathError{full, fmt.Sprintf("index %s of {%s: an array of %d} would pad it with more than %d nulls, which MongoDB refuses (CannotBackfillArray)", segs[0], key, len(n), maxPadding)}
 		}
 		a := append(make(bson.A, 0, max(len(n), idx+1)), n...)
 		for len(a) <= idx {

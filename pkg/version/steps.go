@@ -23,6 +23,9 @@ type step struct {
 	fn     Func
 	name   string // the func's name
 	src    migration.Step
+	// idPath is the first operand path written through _id, if any: the
+	// step then checks per document that _id keeps its value.
+	idPath string
 }
 
 type field struct {
@@ -45,6 +48,15 @@ func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
 		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value}
 		if f.To != "" {
 			cf.toSg = strings.Split(f.To, ".")
+		}
+		switch {
+		case c.idPath != "":
+		case cf.toSg != nil && cf.toSg[0] == "_id":
+			c.idPath = f.To
+		case cf.toSg == nil || s.Op == migration.OpRename:
+			if cf.segs[0] == "_id" {
+				c.idPath = f.Path
+			}
 		}
 		c.fields = append(c.fields, cf)
 	}
@@ -76,6 +88,32 @@ func comparePaths(a, b []string) int {
 
 // apply runs the step on d, which the caller owns (see set).
 func (s *step) apply(d bson.D) (bson.D, error) {
+	if s.idPath != "" {
+		return s.applyKeepingID(d)
+	}
+	return s.applyOps(d)
+}
+
+// applyKeepingID applies a step that writes a path through _id, and
+// refuses the document when its _id changed. MongoDB accepts an update of
+// _id that leaves it binary-equal (a no-op: SetNode's updateExistingElement)
+// and refuses any other with ImmutableField
+// (src/mongo/db/update/modifier_node.cpp, checkImmutablePathsNotModified
+// and applyToNonexistentElement). A document without _id (a lint example)
+// has nothing to keep.
+func (s *step) applyKeepingID(d bson.D) (bson.D, error) {
+	before, had := lookupD(d, "_id")
+	out, err := s.applyOps(d)
+	if err != nil || !had {
+		return out, err
+	}
+	if after, kept := lookupD(out, "_id"); !kept || !sameValue(before, after) {
+		return d, &PathError{s.idPath, "would change the immutable field _id, which MongoDB refuses (ImmutableField); an upgrade may only set _id to the value it already holds"}
+	}
+	return out, nil
+}
+
+func (s *step) applyOps(d bson.D) (bson.D, error) {
 	var err error
 	switch s.op {
 	case migration.OpSet:
@@ -122,18 +160,20 @@ func (s *step) apply(d bson.D) (bson.D, error) {
 	return d, nil
 }
 
-// move implements rename ($rename) and copy: a missing source is a no-op;
-// a source or target inside an array is refused, as $rename refuses it.
+// move implements rename ($rename) and copy (the same rules, keeping the
+// source): see locate for the source; a target through an array is
+// refused ("The destination field cannot be an array element",
+// rename_node.cpp), one through a scalar or null fails as $set does.
 func (s *step) move(d bson.D, f field) (bson.D, error) {
 	v, found, problem := locate(d, f.segs)
 	switch {
 	case problem != "":
 		return d, &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
 	case !found:
-		return d, nil
+		return d, nil // checked before the target, as rename_node.cpp does
 	}
 	if crossesArray(d, f.toSg) {
-		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be inside an array", s.op)}
+		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be an array element", s.op)}
 	}
 	if s.op == migration.OpRename {
 		// $rename is $unset of the source then $set of the target: an
