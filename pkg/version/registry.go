@@ -23,6 +23,8 @@ type config struct {
 	field        string
 	funcs        map[string]Func
 	allowMissing bool
+	extra        []string // WithCollections
+	allowUnknown bool
 }
 
 // WithField names the version field (default "version").
@@ -99,6 +101,10 @@ type Registry struct {
 	chains     map[string]*chain
 	migrations []*migration.Migration
 	validators map[string]compiledValidator
+	// known holds the collections the migrations name and WithCollections
+	// declares; see ErrUnknownCollection.
+	known        map[string]bool
+	allowUnknown bool
 }
 
 // chain is one collection's upgrades in version order.
@@ -148,6 +154,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 		}
 	}
 	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms}
+	r.setKnown(cfg)
 	var missing []error
 	for _, m := range ms {
 		if m.Broken {

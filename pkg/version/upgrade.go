@@ -111,7 +111,8 @@ func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
 
 // Upgrade returns doc of collection coll upgraded to the current version,
 // and whether anything changed. A document already current is returned as
-// is. doc itself is never modified.
+// is. doc itself is never modified. A collection no migration names is an
+// [ErrUnknownCollection] unless declared with [WithCollections].
 func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	// One pass finds both the version and a server-side backfill's marker.
 	var vv, marker any
@@ -132,6 +133,11 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		return doc, false, &VersionError{coll, id, r.field, describeValue(vv)}
 	}
 	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return doc, false, err
+		}
+	}
 	cur := ch.current()
 	if from == cur {
 		return doc, false, nil
@@ -234,18 +240,32 @@ func versionValue(v int64) any {
 }
 
 // Stamp returns doc with the version field set to coll's current version,
-// for a document the application is about to insert.
-func (r *Registry) Stamp(coll string, doc bson.D) bson.D {
+// for a document the application is about to insert. doc is not
+// modified. A collection no migration names is an [ErrUnknownCollection]
+// unless declared with [WithCollections].
+func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
+	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return nil, err
+		}
+	}
 	out := append(make(bson.D, 0, len(doc)+1), doc...)
-	out, _ = set(out, r.fieldPath, versionValue(r.Current(coll)), r.field)
-	return out
+	out, _ = set(out, r.fieldPath, versionValue(ch.current()), r.field)
+	return out, nil
 }
 
 // UpgradeRaw is [Registry.Upgrade] for raw BSON. A document already at the
 // current version costs one scan of its top-level keys and no allocation.
 func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error) {
+	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return raw, false, err
+		}
+	}
 	v, present, ok := rawVersion(raw, r.field)
-	if ok && present && v == r.chains[coll].current() || ok && !present && r.chains[coll].current() == 0 {
+	if ok && present && v == ch.current() || ok && !present && ch.current() == 0 {
 		return raw, false, nil
 	}
 	var d bson.D
@@ -307,6 +327,11 @@ func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded
 // documents are bson.M too.
 func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
+	if r.chains[coll] == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return doc, false, err
+		}
+	}
 	v, present := doc[r.field]
 	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
 		return doc, false, nil
