@@ -116,8 +116,11 @@ func getInArray(a bson.A, segs []string) (any, bool) {
 // exists reports whether path exists with the semantics of the query
 // {path: {$exists: true}}: through an array, a numeric segment indexes it
 // and any other segment asks whether some element (a document) has it.
-func exists(d bson.D, segs []string) bool {
-	i := index(d, segs[0])
+func exists(d bson.D, segs []string) bool { return existsAt(d, index(d, segs[0]), segs) }
+
+// existsAt is exists with the position of segs[0] in d already known (-1:
+// missing).
+func existsAt(d bson.D, i int, segs []string) bool {
 	return i >= 0 && existsIn(d[i].Value, segs[1:])
 }
 
@@ -150,11 +153,21 @@ func existsIn(v any, segs []string) bool {
 // that exists inside an array is refused ("The source field cannot be an
 // array element"). The source itself may be an array.
 func locate(d bson.D, segs []string) (v any, found bool, problem string) {
+	return locateAt(d, index(d, segs[0]), segs)
+}
+
+// locateAt is locate with the position of segs[0] in d already known.
+func locateAt(d bson.D, top int, segs []string) (v any, found bool, problem string) {
 	var a bson.A
 	inArray, crossed := false, false
 	for n, seg := range segs {
 		var next any
-		if inArray {
+		if n == 0 {
+			if top < 0 {
+				return nil, false, ""
+			}
+			next = d[top].Value
+		} else if inArray {
 			i, ok := arrayIndex(seg)
 			if !ok {
 				return nil, false, fmt.Sprintf("cannot use the part %q to traverse {%s: an array}", seg, segs[n-1])
@@ -210,8 +223,16 @@ const maxPadding = 1500000
 // crossesArray reports whether path goes through an array: $rename refuses
 // such paths ("The source field cannot be an array element").
 func crossesArray(d bson.D, segs []string) bool {
-	for _, seg := range segs[:len(segs)-1] {
-		i := index(d, seg)
+	return crossesArrayAt(d, index(d, segs[0]), segs)
+}
+
+// crossesArrayAt is crossesArray with the position of segs[0] in d known.
+func crossesArrayAt(d bson.D, top int, segs []string) bool {
+	for n, seg := range segs[:len(segs)-1] {
+		i := top
+		if n > 0 {
+			i = index(d, seg)
+		}
 		if i < 0 {
 			return false
 		}
@@ -233,7 +254,12 @@ func crossesArray(d bson.D, segs []string) bool {
 // modified (the caller owns it); nested documents and arrays are copied
 // before they change, so the caller's input is never modified.
 func set(d bson.D, segs []string, v any, full string) (bson.D, error) {
-	i := index(d, segs[0])
+	return setAt(d, index(d, segs[0]), segs, v, full)
+}
+
+// setAt is set with the position of segs[0] in d already known (-1:
+// missing).
+func setAt(d bson.D, i int, segs []string, v any, full string) (bson.D, error) {
 	if len(segs) == 1 {
 		if i >= 0 {
 			d[i].Value = v
@@ -291,8 +317,10 @@ func setIn(node any, key string, segs []string, v any, full string) (any, error)
 // unset removes path like $unset: a missing path is a no-op, a numeric
 // segment addressing an array element sets it to null. Ownership as set:
 // d's own slice is modified in place.
-func unset(d bson.D, segs []string) bson.D {
-	i := index(d, segs[0])
+func unset(d bson.D, segs []string) bson.D { return unsetAt(d, index(d, segs[0]), segs) }
+
+// unsetAt is unset with the position of segs[0] in d already known.
+func unsetAt(d bson.D, i int, segs []string) bson.D {
 	if i < 0 {
 		return d
 	}

@@ -32,6 +32,9 @@ type field struct {
 	path, to   string
 	segs, toSg []string
 	value      any
+	// slot and toSlot are the top-level names of segs and toSg in their
+	// chain's keyTable (-1: none), for a topIndex.
+	slot, toSlot int
 }
 
 func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
@@ -45,7 +48,7 @@ func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
 		return c, nil
 	}
 	for _, f := range s.Fields {
-		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value}
+		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value, slot: -1, toSlot: -1}
 		if f.To != "" {
 			cf.toSg = strings.Split(f.To, ".")
 		}
@@ -86,12 +89,14 @@ func comparePaths(a, b []string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-// apply runs the step on d, which the caller owns (see set).
-func (s *step) apply(d bson.D) (bson.D, error) {
+// apply runs the step on d, which the caller owns (see set). ix, when not
+// nil, locates d's top-level fields and is kept up to date; a func step
+// leaves it for the caller to rebuild.
+func (s *step) apply(d bson.D, ix *topIndex) (bson.D, error) {
 	if s.idPath != "" {
-		return s.applyKeepingID(d)
+		return s.applyKeepingID(d, ix)
 	}
-	return s.applyOps(d)
+	return s.applyOps(d, ix)
 }
 
 // applyKeepingID applies a step that writes a path through _id, and
@@ -101,9 +106,9 @@ func (s *step) apply(d bson.D) (bson.D, error) {
 // (src/mongo/db/update/modifier_node.cpp, checkImmutablePathsNotModified
 // and applyToNonexistentElement). A document without _id (a lint example)
 // has nothing to keep.
-func (s *step) applyKeepingID(d bson.D) (bson.D, error) {
+func (s *step) applyKeepingID(d bson.D, ix *topIndex) (bson.D, error) {
 	before, had := lookupD(d, "_id")
-	out, err := s.applyOps(d)
+	out, err := s.applyOps(d, ix)
 	if err != nil || !had {
 		return out, err
 	}
@@ -113,38 +118,47 @@ func (s *step) applyKeepingID(d bson.D) (bson.D, error) {
 	return out, nil
 }
 
-func (s *step) applyOps(d bson.D) (bson.D, error) {
+func (s *step) applyOps(d bson.D, ix *topIndex) (bson.D, error) {
 	var err error
 	switch s.op {
 	case migration.OpSet:
-		for _, f := range s.fields {
-			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
+		for i := range s.fields {
+			f := &s.fields[i]
+			if d, err = setTracked(d, ix, f.slot, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpDefault:
-		for _, f := range s.fields {
+		for i := range s.fields {
+			f := &s.fields[i]
+			at := ix.find(d, f.slot, f.segs[0])
 			if len(f.segs) == 1 {
-				// Top level: one scan decides, and a missing field is appended.
-				if index(d, f.path) < 0 {
+				if at < 0 { // top level: a missing field is appended
 					d = append(d, bson.E{Key: f.path, Value: cloneValue(f.value)})
+					ix.appended(d, f.slot)
 				}
 				continue
 			}
-			if exists(d, f.segs) {
+			if existsAt(d, at, f.segs) {
 				continue
 			}
-			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
+			if d, err = setTracked(d, ix, f.slot, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpUnset:
-		for _, f := range s.fields {
-			d = unset(d, f.segs)
+		for i := range s.fields {
+			f := &s.fields[i]
+			at := ix.find(d, f.slot, f.segs[0])
+			if len(f.segs) == 1 && at >= 0 {
+				d = ix.remove(d, at)
+			} else {
+				d = unsetAt(d, at, f.segs)
+			}
 		}
 	case migration.OpRename, migration.OpCopy:
-		for _, f := range s.fields {
-			if d, err = s.move(d, f); err != nil {
+		for i := range s.fields {
+			if d, err = s.move(d, &s.fields[i], ix); err != nil {
 				return d, err
 			}
 		}
@@ -160,29 +174,52 @@ func (s *step) applyOps(d bson.D) (bson.D, error) {
 	return d, nil
 }
 
+// setTracked is set keeping ix up to date.
+func setTracked(d bson.D, ix *topIndex, slot int, segs []string, v any, full string) (bson.D, error) {
+	at := ix.find(d, slot, segs[0])
+	d, err := setAt(d, at, segs, v, full)
+	if err == nil && at < 0 {
+		ix.appended(d, slot)
+	}
+	return d, err
+}
+
 // move implements rename ($rename) and copy (the same rules, keeping the
 // source): see locate for the source; a target through an array is
 // refused ("The destination field cannot be an array element",
 // rename_node.cpp), one through a scalar or null fails as $set does.
-func (s *step) move(d bson.D, f field) (bson.D, error) {
-	v, found, problem := locate(d, f.segs)
+func (s *step) move(d bson.D, f *field, ix *topIndex) (bson.D, error) {
+	at := ix.find(d, f.slot, f.segs[0])
+	v, found, problem := locateAt(d, at, f.segs)
 	switch {
 	case problem != "":
 		return d, &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
 	case !found:
 		return d, nil // checked before the target, as rename_node.cpp does
 	}
-	if crossesArray(d, f.toSg) {
+	to := ix.find(d, f.toSlot, f.toSg[0])
+	if crossesArrayAt(d, to, f.toSg) {
 		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be an array element", s.op)}
 	}
 	if s.op == migration.OpRename {
 		// $rename is $unset of the source then $set of the target: an
 		// existing target is replaced where it stands, a new one appended.
-		d = unset(d, f.segs)
+		if len(f.segs) == 1 {
+			d = ix.remove(d, at)
+			if ix == nil && to > at {
+				to-- // shifted down
+			}
+		} else {
+			d = unsetAt(d, at, f.segs)
+		}
 	} else {
 		v = cloneValue(v)
 	}
-	return set(d, f.toSg, v, f.to)
+	d, err := setAt(d, to, f.toSg, v, f.to)
+	if err == nil && to < 0 {
+		ix.appended(d, f.toSlot)
+	}
+	return d, err
 }
 
 // cloneValue deep-copies documents and arrays, so values from the

@@ -160,18 +160,27 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		}
 	}
 	out := append(make(bson.D, 0, len(doc)+extra), doc...)
+	// One index of the fields the chain names, built once per document:
+	// no step scans the document to find a top-level field.
+	var ix *topIndex
+	var index topIndex
+	if ch.keys != nil {
+		index.kt = ch.keys
+		index.build(out)
+		ix = &index
+	}
 	for i := range ch.links {
 		l := &ch.links[i]
 		if l.version <= from {
 			continue
 		}
 		var err error
-		if out, err = r.applyLink(coll, l, out, from); err != nil {
+		if out, err = r.applyLink(coll, l, out, from, ix); err != nil {
 			return doc, false, err
 		}
 	}
-	out, _ = set(out, r.fieldPath, versionValue(cur), r.field)
-	return out, true, nil
+	out, _ = setAt(out, ix.find(out, ch.versionSlot, r.field), r.fieldPath, versionValue(cur), r.field)
+	return ix.compact(out), true, nil
 }
 
 // ApplyOne applies only the upgrade that migration version declares for
@@ -179,7 +188,7 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 // version field. Lint uses it to check a migration's examples.
 func (r *Registry) ApplyOne(coll string, version int64, doc bson.D) (bson.D, error) {
 	if l := r.chains[coll].find(version); l != nil {
-		return r.applyLink(coll, l, append(make(bson.D, 0, len(doc)+4), doc...), r.Previous(coll, version))
+		return r.applyLink(coll, l, append(make(bson.D, 0, len(doc)+4), doc...), r.Previous(coll, version), nil)
 	}
 	return nil, fmt.Errorf("migration %d declares no upgrade for %s", version, coll)
 }
@@ -195,7 +204,7 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	}
 	down := *l
 	down.steps, down.missing = l.down, l.missingDown
-	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
+	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +216,10 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	return out, nil
 }
 
-func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
+// applyLink runs l's steps on d (owned by the caller). ix, when not nil,
+// locates d's top-level fields and is kept up to date (rebuilt after a func
+// step, which may rearrange the document).
+func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64, ix *topIndex) (bson.D, error) {
 	if l.missing != "" {
 		id, _ := lookupD(d, "_id")
 		stepNo := 0
@@ -222,9 +234,15 @@ func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D
 	var err error
 	for j := range l.steps {
 		s := &l.steps[j]
-		if d, err = s.apply(d); err != nil {
+		if s.op == migration.OpFunc {
+			d = ix.compact(d) // a func sees a plain document
+		}
+		if d, err = s.apply(d, ix); err != nil {
 			id, _ := lookupD(d, "_id")
 			return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: j + 1, Op: string(s.op), Err: err}
+		}
+		if s.op == migration.OpFunc && ix != nil {
+			ix.build(d)
 		}
 	}
 	return d, nil
