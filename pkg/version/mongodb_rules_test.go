@@ -3,10 +3,12 @@ package version_test
 import (
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // mongoRule is one step on one document with the result MongoDB gives:
@@ -122,5 +124,22 @@ func TestPaddingCapBoundary(t *testing.T) {
 	}
 	if b := got.doc[1].Value.(bson.A); len(b) != 1500002 || b[1500000] != nil || b[1500001] != int32(1) {
 		t.Errorf("b has %d elements, want 1500002 ending in null, 1", len(b))
+	}
+}
+
+// TestEmptyOperandHasNoServerUnit: an empty operand is a no-op update
+// (update_driver.cpp), so the server-side plan sends nothing for it, and
+// the plan of a chain made only of such steps is still server-side.
+func TestEmptyOperandHasNoServerUnit(t *testing.T) {
+	r, err := version.New(fstest.MapFS{"0001_a.yaml": {Data: []byte("collections:\n  c:\n    upgrade:\n      - set: {}\n      - unset: [x]\n      - rename: {}\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := r.ServerPlan("c", 0)
+	if !ok || len(p.Units) != 1 || js(p.Units[0].Update) != `{"$unset":{"x":""}}` {
+		t.Fatalf("ServerPlan = %+v, %v; want the one $unset", p, ok)
+	}
+	if ups, ok := version.ServerUpdates(parseStep(t, `{set: {}}`)); !ok || len(ups) != 0 {
+		t.Errorf("ServerUpdates(set: {}) = %v, %v; want no update, ok", ups, ok)
 	}
 }
