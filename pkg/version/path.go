@@ -158,16 +158,23 @@ func locate(d bson.D, segs []string) (v any, found bool, problem string) {
 
 // locateAt is locate with the position of segs[0] in d already known.
 func locateAt(d bson.D, top int, segs []string) (v any, found bool, problem string) {
+	if top < 0 {
+		return nil, false, ""
+	}
+	return locateFrom(d[top].Value, segs)
+}
+
+// locateFrom is locate given the value of the top-level field segs[0].
+func locateFrom(top any, segs []string) (v any, found bool, problem string) {
+	var d bson.D
 	var a bson.A
 	inArray, crossed := false, false
 	for n, seg := range segs {
 		var next any
-		if n == 0 {
-			if top < 0 {
-				return nil, false, ""
-			}
-			next = d[top].Value
-		} else if inArray {
+		switch {
+		case n == 0:
+			next = top
+		case inArray:
 			i, ok := arrayIndex(seg)
 			if !ok {
 				return nil, false, fmt.Sprintf("cannot use the part %q to traverse {%s: an array}", seg, segs[n-1])
@@ -176,7 +183,7 @@ func locateAt(d bson.D, top int, segs []string) (v any, found bool, problem stri
 				return nil, false, ""
 			}
 			next = a[i]
-		} else {
+		default:
 			i := index(d, seg)
 			if i < 0 {
 				return nil, false, ""
@@ -228,22 +235,20 @@ func crossesArray(d bson.D, segs []string) bool {
 
 // crossesArrayAt is crossesArray with the position of segs[0] in d known.
 func crossesArrayAt(d bson.D, top int, segs []string) bool {
-	for n, seg := range segs[:len(segs)-1] {
-		i := top
-		if n > 0 {
-			i = index(d, seg)
-		}
-		if i < 0 {
-			return false
-		}
-		switch t := d[i].Value.(type) {
-		case bson.D:
-			d = t
-		case bson.A:
-			return true
-		default:
-			return false
-		}
+	return top >= 0 && crossesArrayFrom(d[top].Value, segs)
+}
+
+// crossesArrayFrom is crossesArray given the value of the existing
+// top-level field segs[0].
+func crossesArrayFrom(top any, segs []string) bool {
+	if len(segs) == 1 {
+		return false
+	}
+	switch t := top.(type) {
+	case bson.D:
+		return crossesArray(t, segs[1:])
+	case bson.A:
+		return true
 	}
 	return false
 }

@@ -142,7 +142,7 @@ func (r *Registry) resume(coll string, doc bson.D, from int64, k any) (bson.D, e
 	out := append(make(bson.D, 0, len(doc)+8), doc...)
 	for i := int(n); i < len(p.goUnits); i++ {
 		var err error
-		if out, err = p.goUnits[i].apply(out, nil); err != nil {
+		if out, err = p.goUnits[i].apply(out); err != nil {
 			id, _ := lookupD(doc, "_id")
 			return nil, &UpgradeError{Collection: coll, ID: id, From: from, Version: p.To, File: "(server-side backfill)", Step: i + 1, Op: string(p.goUnits[i].op), Err: err}
 		}

@@ -89,76 +89,67 @@ func comparePaths(a, b []string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-// apply runs the step on d, which the caller owns (see set). ix, when not
-// nil, locates d's top-level fields and is kept up to date; a func step
-// leaves it for the caller to rebuild.
-func (s *step) apply(d bson.D, ix *topIndex) (bson.D, error) {
-	if s.idPath != "" {
-		return s.applyKeepingID(d, ix)
+// apply runs the step on d, which the caller owns (see set).
+func (s *step) apply(d bson.D) (bson.D, error) {
+	if s.idPath == "" {
+		return s.applyOps(d)
 	}
-	return s.applyOps(d, ix)
+	before, had := lookupD(d, "_id")
+	out, err := s.applyOps(d)
+	if err == nil && had {
+		after, kept := lookupD(out, "_id")
+		err = s.checkID(before, after, kept)
+	}
+	return out, err
 }
 
-// applyKeepingID applies a step that writes a path through _id, and
-// refuses the document when its _id changed. MongoDB accepts an update of
-// _id that leaves it binary-equal (a no-op: SetNode's updateExistingElement)
-// and refuses any other with ImmutableField
+// checkID refuses a document whose _id the step changed. MongoDB accepts
+// an update of _id that leaves it binary-equal (a no-op: SetNode's
+// updateExistingElement) and refuses any other with ImmutableField
 // (src/mongo/db/update/modifier_node.cpp, checkImmutablePathsNotModified
 // and applyToNonexistentElement). A document without _id (a lint example)
 // has nothing to keep.
-func (s *step) applyKeepingID(d bson.D, ix *topIndex) (bson.D, error) {
-	before, had := lookupD(d, "_id")
-	out, err := s.applyOps(d, ix)
-	if err != nil || !had {
-		return out, err
+func (s *step) checkID(before, after any, kept bool) error {
+	if kept && sameValue(before, after) {
+		return nil
 	}
-	if after, kept := lookupD(out, "_id"); !kept || !sameValue(before, after) {
-		return d, &PathError{s.idPath, "would change the immutable field _id, which MongoDB refuses (ImmutableField); an upgrade may only set _id to the value it already holds"}
-	}
-	return out, nil
+	return &PathError{s.idPath, "would change the immutable field _id, which MongoDB refuses (ImmutableField); an upgrade may only set _id to the value it already holds"}
 }
 
-func (s *step) applyOps(d bson.D, ix *topIndex) (bson.D, error) {
+func (s *step) applyOps(d bson.D) (bson.D, error) {
 	var err error
 	switch s.op {
 	case migration.OpSet:
 		for i := range s.fields {
 			f := &s.fields[i]
-			if d, err = setTracked(d, ix, f.slot, f.segs, cloneValue(f.value), f.path); err != nil {
+			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpDefault:
 		for i := range s.fields {
 			f := &s.fields[i]
-			at := ix.find(d, f.slot, f.segs[0])
+			at := index(d, f.segs[0])
 			if len(f.segs) == 1 {
 				if at < 0 { // top level: a missing field is appended
 					d = append(d, bson.E{Key: f.path, Value: cloneValue(f.value)})
-					ix.appended(d, f.slot)
 				}
 				continue
 			}
 			if existsAt(d, at, f.segs) {
 				continue
 			}
-			if d, err = setTracked(d, ix, f.slot, f.segs, cloneValue(f.value), f.path); err != nil {
+			if d, err = setAt(d, at, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpUnset:
 		for i := range s.fields {
-			f := &s.fields[i]
-			at := ix.find(d, f.slot, f.segs[0])
-			if len(f.segs) == 1 && at >= 0 {
-				d = ix.remove(d, at)
-			} else {
-				d = unsetAt(d, at, f.segs)
-			}
+			d = unset(d, s.fields[i].segs)
 		}
 	case migration.OpRename, migration.OpCopy:
 		for i := range s.fields {
-			if d, err = s.move(d, &s.fields[i], ix); err != nil {
+			if d, err = s.move(d, &s.fields[i]); err != nil {
 				return d, err
 			}
 		}
@@ -174,52 +165,38 @@ func (s *step) applyOps(d bson.D, ix *topIndex) (bson.D, error) {
 	return d, nil
 }
 
-// setTracked is set keeping ix up to date.
-func setTracked(d bson.D, ix *topIndex, slot int, segs []string, v any, full string) (bson.D, error) {
-	at := ix.find(d, slot, segs[0])
-	d, err := setAt(d, at, segs, v, full)
-	if err == nil && at < 0 {
-		ix.appended(d, slot)
-	}
-	return d, err
-}
-
 // move implements rename ($rename) and copy (the same rules, keeping the
 // source): see locate for the source; a target through an array is
 // refused ("The destination field cannot be an array element",
 // rename_node.cpp), one through a scalar or null fails as $set does.
-func (s *step) move(d bson.D, f *field, ix *topIndex) (bson.D, error) {
-	at := ix.find(d, f.slot, f.segs[0])
+func (s *step) move(d bson.D, f *field) (bson.D, error) {
+	at := index(d, f.segs[0])
 	v, found, problem := locateAt(d, at, f.segs)
 	switch {
 	case problem != "":
-		return d, &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
+		return d, s.sourceError(f, problem)
 	case !found:
 		return d, nil // checked before the target, as rename_node.cpp does
 	}
-	to := ix.find(d, f.toSlot, f.toSg[0])
-	if crossesArrayAt(d, to, f.toSg) {
-		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be an array element", s.op)}
+	if crossesArray(d, f.toSg) {
+		return d, s.targetError(f)
 	}
 	if s.op == migration.OpRename {
 		// $rename is $unset of the source then $set of the target: an
 		// existing target is replaced where it stands, a new one appended.
-		if len(f.segs) == 1 {
-			d = ix.remove(d, at)
-			if ix == nil && to > at {
-				to-- // shifted down
-			}
-		} else {
-			d = unsetAt(d, at, f.segs)
-		}
+		d = unsetAt(d, at, f.segs)
 	} else {
 		v = cloneValue(v)
 	}
-	d, err := setAt(d, to, f.toSg, v, f.to)
-	if err == nil && to < 0 {
-		ix.appended(d, f.toSlot)
-	}
-	return d, err
+	return set(d, f.toSg, v, f.to)
+}
+
+func (s *step) sourceError(f *field, problem string) error {
+	return &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
+}
+
+func (s *step) targetError(f *field) error {
+	return &PathError{f.to, fmt.Sprintf("%s target cannot be an array element", s.op)}
 }
 
 // cloneValue deep-copies documents and arrays, so values from the

@@ -153,6 +153,9 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		}
 		return out, true, nil
 	}
+	if ch.keys != nil {
+		return r.upgradeOverlay(coll, ch, doc, from)
+	}
 	extra := 1 // the version field
 	for i := range ch.links {
 		if ch.links[i].version > from {
@@ -160,27 +163,37 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		}
 	}
 	out := append(make(bson.D, 0, len(doc)+extra), doc...)
-	// One index of the fields the chain names, built once per document:
-	// no step scans the document to find a top-level field.
-	var ix *topIndex
-	var index topIndex
-	if ch.keys != nil {
-		index.kt = ch.keys
-		index.build(out)
-		ix = &index
-	}
 	for i := range ch.links {
 		l := &ch.links[i]
 		if l.version <= from {
 			continue
 		}
 		var err error
-		if out, err = r.applyLink(coll, l, out, from, ix); err != nil {
+		if out, err = r.applyLink(coll, l, out, from); err != nil {
 			return doc, false, err
 		}
 	}
-	out, _ = setAt(out, ix.find(out, ch.versionSlot, r.field), r.fieldPath, versionValue(cur), r.field)
-	return ix.compact(out), true, nil
+	out, _ = set(out, r.fieldPath, versionValue(cur), r.field)
+	return out, true, nil
+}
+
+// upgradeOverlay is Upgrade through an overlay: the fields the chain
+// names are located once, no step scans or shifts the document, and the
+// result is written in one pass at the end.
+func (r *Registry) upgradeOverlay(coll string, ch *chain, doc bson.D, from int64) (bson.D, bool, error) {
+	var ov overlay
+	ov.build(ch.keys, doc)
+	for i := range ch.links {
+		l := &ch.links[i]
+		if l.version <= from {
+			continue
+		}
+		if err := r.applyLinkOverlay(coll, l, &ov, from); err != nil {
+			return doc, false, err
+		}
+	}
+	ov.put(ch.versionSlot, versionValue(ch.current()))
+	return ov.materialize(), true, nil
 }
 
 // ApplyOne applies only the upgrade that migration version declares for
@@ -188,7 +201,7 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 // version field. Lint uses it to check a migration's examples.
 func (r *Registry) ApplyOne(coll string, version int64, doc bson.D) (bson.D, error) {
 	if l := r.chains[coll].find(version); l != nil {
-		return r.applyLink(coll, l, append(make(bson.D, 0, len(doc)+4), doc...), r.Previous(coll, version), nil)
+		return r.applyLink(coll, l, append(make(bson.D, 0, len(doc)+4), doc...), r.Previous(coll, version))
 	}
 	return nil, fmt.Errorf("migration %d declares no upgrade for %s", version, coll)
 }
@@ -204,7 +217,7 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	}
 	down := *l
 	down.steps, down.missing = l.down, l.missingDown
-	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v, nil)
+	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
 	if err != nil {
 		return nil, err
 	}
@@ -216,36 +229,59 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	return out, nil
 }
 
-// applyLink runs l's steps on d (owned by the caller). ix, when not nil,
-// locates d's top-level fields and is kept up to date (rebuilt after a func
-// step, which may rearrange the document).
-func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64, ix *topIndex) (bson.D, error) {
+// applyLink runs l's steps on d (owned by the caller).
+func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
 	if l.missing != "" {
 		id, _ := lookupD(d, "_id")
-		stepNo := 0
-		for j := range l.steps {
-			if l.steps[j].op == migration.OpFunc && l.steps[j].name == l.missing && stepNo == 0 {
-				stepNo = j + 1
-			}
-		}
-		return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
-			Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
+		return d, r.missingFunc(coll, l, id, from)
 	}
 	var err error
 	for j := range l.steps {
 		s := &l.steps[j]
-		if s.op == migration.OpFunc {
-			d = ix.compact(d) // a func sees a plain document
-		}
-		if d, err = s.apply(d, ix); err != nil {
+		if d, err = s.apply(d); err != nil {
 			id, _ := lookupD(d, "_id")
 			return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: j + 1, Op: string(s.op), Err: err}
 		}
-		if s.op == migration.OpFunc && ix != nil {
-			ix.build(d)
-		}
 	}
 	return d, nil
+}
+
+// applyLinkOverlay is applyLink on an overlay; a func step gets the
+// document materialized, and the overlay is rebuilt on what it returns.
+func (r *Registry) applyLinkOverlay(coll string, l *link, ov *overlay, from int64) error {
+	if l.missing != "" {
+		id, _ := ov.lookup("_id")
+		return r.missingFunc(coll, l, id, from)
+	}
+	for j := range l.steps {
+		s := &l.steps[j]
+		var err error
+		if s.op == migration.OpFunc {
+			var out bson.D
+			if out, err = s.apply(ov.materialize()); err == nil {
+				ov.build(ov.kt, out)
+			}
+		} else {
+			err = s.applyOverlay(ov)
+		}
+		if err != nil {
+			id, _ := ov.lookup("_id")
+			return &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: j + 1, Op: string(s.op), Err: err}
+		}
+	}
+	return nil
+}
+
+// missingFunc is the error for a link whose func is not registered.
+func (r *Registry) missingFunc(coll string, l *link, id any, from int64) error {
+	stepNo := 0
+	for j := range l.steps {
+		if l.steps[j].op == migration.OpFunc && l.steps[j].name == l.missing && stepNo == 0 {
+			stepNo = j + 1
+		}
+	}
+	return &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
+		Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
 }
 
 // versionValue stores versions as int32 when they fit, as drivers write
