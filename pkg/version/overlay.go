@@ -27,14 +27,23 @@ type overlay struct {
 	// added lists the slots appended, in order.
 	added  [maxTracked]int8
 	nAdded int
+	// found lists the slots found in base, in base's order, so that
+	// materialize finds them without hashing again.
+	found  [maxTracked]int8
+	nFound int
 }
 
 func (ov *overlay) build(kt *keyTable, base bson.D) {
-	*ov = overlay{kt: kt, base: base}
+	ov.kt, ov.base, ov.nAdded, ov.nFound = kt, base, 0, 0
+	for s := range kt.names {
+		ov.orig[s], ov.inPlace[s], ov.has[s], ov.val[s] = 0, false, false, nil
+	}
 	for i := range base {
 		if s := kt.slot(base[i].Key); s >= 0 && ov.orig[s] == 0 {
 			ov.orig[s] = int32(i + 1) // the first of duplicate keys, as index does
 			ov.inPlace[s], ov.has[s], ov.val[s] = true, true, base[i].Value
+			ov.found[ov.nFound] = int8(s)
+			ov.nFound++
 		}
 	}
 }
@@ -77,12 +86,16 @@ func (ov *overlay) lookup(key string) (any, bool) {
 // added fields in the order they were added.
 func (ov *overlay) materialize() bson.D {
 	out := make(bson.D, 0, len(ov.base)+ov.nAdded)
+	next := 0 // the next of found
 	for i := range ov.base {
-		if s := ov.kt.slot(ov.base[i].Key); s >= 0 && int(ov.orig[s]) == i+1 {
-			if ov.inPlace[s] {
-				out = append(out, bson.E{Key: ov.base[i].Key, Value: ov.val[s]})
+		if next < ov.nFound {
+			if s := ov.found[next]; int(ov.orig[s]) == i+1 {
+				next++
+				if ov.inPlace[s] {
+					out = append(out, bson.E{Key: ov.base[i].Key, Value: ov.val[s]})
+				}
+				continue
 			}
-			continue
 		}
 		out = append(out, ov.base[i])
 	}
