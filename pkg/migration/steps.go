@@ -57,6 +57,7 @@ var funcName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 
 func (p *parser) step(op Op, v *yaml.Node, ptr string) (Step, bool) {
 	s := Step{Op: op}
+	errs := len(p.errs)
 	switch op {
 	case OpFunc:
 		name, ok := p.str(v, "write `func: registeredName`")
@@ -73,26 +74,26 @@ func (p *parser) step(op Op, v *yaml.Node, ptr string) (Step, bool) {
 	case OpRename, OpCopy:
 		s.Fields = p.pathPairs(op, v, ptr)
 	}
-	if len(s.Fields) == 0 {
+	if len(p.errs) > errs {
 		return s, false
 	}
+	// An empty operand (`set: {}`, `unset: []`) is a step that does
+	// nothing, as MongoDB 5.0+ accepts {$set: {}} as a no-op update.
 	return s, p.checkConflicts(op, s.Fields, v)
 }
 
 func (p *parser) unsetPaths(v *yaml.Node, ptr string) []Field {
 	const hint = "write `unset: [path, other.path]`"
 	var items []*yaml.Node
-	switch v.Kind {
-	case yaml.ScalarNode:
+	switch {
+	case v.Kind == yaml.ScalarNode:
 		items = []*yaml.Node{v}
-	case yaml.SequenceNode:
+	case v.Kind == yaml.SequenceNode:
 		items = v.Content
+	case v.Kind == yaml.MappingNode && len(v.Content) == 0:
+		return nil // `unset: {}`, like MongoDB's {$unset: {}}: nothing to do
 	default:
 		p.errorf(v, hint, "unset takes a list of field paths, found %s", kindName(v))
-		return nil
-	}
-	if len(items) == 0 {
-		p.errorf(v, hint, "unset names no field")
 		return nil
 	}
 	var out []Field
@@ -100,7 +101,7 @@ func (p *parser) unsetPaths(v *yaml.Node, ptr string) []Field {
 		item = deref(item)
 		p.pos[fmt.Sprintf("%s/%d", ptr, i)] = posOf(item)
 		path, ok := p.str(item, hint)
-		if ok && p.checkPath(item, path) {
+		if ok && p.checkPath(item, path) && p.checkRemovesID(item, path) {
 			out = append(out, Field{Path: path, Pos: posOf(item)})
 		}
 	}
@@ -112,10 +113,6 @@ func (p *parser) unsetPaths(v *yaml.Node, ptr string) []Field {
 func (p *parser) operands(op Op, v *yaml.Node, ptr, form string, field func(key string, k, val *yaml.Node) (Field, bool)) []Field {
 	hint := fmt.Sprintf("write `%s: %s`", op, form)
 	if !p.mapping(v, string(op), hint) {
-		return nil
-	}
-	if len(v.Content) == 0 {
-		p.errorf(v, hint, "%s names no field", op)
 		return nil
 	}
 	var out []Field
@@ -143,6 +140,9 @@ func (p *parser) pathPairs(op Op, v *yaml.Node, ptr string) []Field {
 		if !ok || !p.checkPath(k, from) || !p.checkPath(val, to) {
 			return Field{}, false
 		}
+		if op == OpRename && !p.checkRemovesID(k, from) {
+			return Field{}, false
+		}
 		if from == to || isPrefix(from, to) || isPrefix(to, from) {
 			p.errorf(k, "the source and the target must not be the same field or contain one another (MongoDB refuses the same $rename)", "%s %q to %q: the paths overlap", op, from, to)
 			return Field{}, false
@@ -151,31 +151,54 @@ func (p *parser) pathPairs(op Op, v *yaml.Node, ptr string) []Field {
 	})
 }
 
-// checkPath rejects paths MongoDB's update operators refuse.
+// checkPath rejects paths no document could be updated through, with
+// MongoDB's rules (src/mongo/db/update/field_checker.cpp, isUpdatable,
+// isPositional, hasArrayFilter): an empty segment, and the positional
+// segments `$`, `$[]` and `$[id]`, which need a query or arrayFilters that
+// an upgrade does not have. A segment that merely starts with '$' is an
+// ordinary field name below the top level, as in MongoDB 5.0+ (SERVER-49117,
+// jstests/core/updateh.js: {$set: {"sneaky.$x": 1}} gives {sneaky: {$x: 1}}).
+// At the top level it is refused, stricter than MongoDB: the guarded
+// write-back and the server-side `default` must query the field, and
+// MongoDB's query language reads a top-level `$` key as an operator.
 func (p *parser) checkPath(n *yaml.Node, path string) bool {
 	const hint = "write a dotted field path such as contact.email"
 	if path == "" {
 		p.errorf(n, hint, "empty field path")
 		return false
 	}
-	for _, seg := range strings.Split(path, ".") {
+	for i, seg := range strings.Split(path, ".") {
 		switch {
 		case seg == "":
 			p.errorf(n, hint, "field path %q has an empty segment", path)
 			return false
-		case strings.HasPrefix(seg, "$"):
-			p.errorf(n, hint+"; positional and $-prefixed segments are not supported", "field path %q has a segment starting with '$'", path)
-			return false
 		case strings.ContainsRune(seg, 0):
 			p.errorf(n, hint, "field path %q contains a NUL character", path)
 			return false
+		case seg == "$" || strings.HasPrefix(seg, "$[") && strings.HasSuffix(seg, "]"):
+			p.errorf(n, hint+"; positional and $-prefixed segments are not supported", "field path %q has a segment starting with '$'", path)
+			return false
+		case i == 0 && seg[0] == '$':
+			p.errorf(n, "rename the field in a func step; below the top level ($ in a.$b) such names are fine",
+				"field path %q starts with '$': mongomig cannot query a top-level $-prefixed field (MongoDB reads it as an operator) to guard its writes", path)
+			return false
 		}
 	}
-	if path == "_id" || strings.HasPrefix(path, "_id.") {
-		p.errorf(n, "_id is immutable in MongoDB; copy the document under a new _id in a func step if you must", "an upgrade cannot change %q", path)
-		return false
-	}
 	return true
+}
+
+// checkRemovesID rejects removing _id itself (unset, or the source of a
+// rename): MongoDB refuses it for every document, since every stored
+// document has an _id (ImmutableField, modifier_node.cpp
+// checkImmutablePathsNotModified). Other paths through _id are checked per
+// document, as MongoDB checks them: setting _id to the value it holds is
+// accepted, changing it refused.
+func (p *parser) checkRemovesID(n *yaml.Node, path string) bool {
+	if path != "_id" {
+		return true
+	}
+	p.errorf(n, "_id is immutable in MongoDB; copy the document under a new _id in a func step if you must", "an upgrade cannot change %q", path)
+	return false
 }
 
 // checkConflicts rejects two operands of one step on the same or nested

@@ -81,8 +81,12 @@ func Example() {
 	won, err := reg.WriteBack(ctx, users, stored, doc)
 	fmt.Println("written back:", won, err)
 
-	// 4. On insert: stamp new documents with the current version.
-	fresh := reg.Stamp("users", bson.D{{Key: "_id", Value: 2}, {Key: "name", Value: bson.D{{Key: "first", Value: "Grace"}, {Key: "last", Value: "Hopper"}}}})
+	// 4. On insert: stamp new documents with the current version. A
+	// collection no migration names is an error (a typo, say).
+	fresh, err := reg.Stamp("users", bson.D{{Key: "_id", Value: 2}, {Key: "name", Value: bson.D{{Key: "first", Value: "Grace"}, {Key: "last", Value: "Hopper"}}}})
+	if err != nil {
+		panic(err) // version.ErrUnknownCollection
+	}
 	_, _ = users.InsertOne(ctx, fresh)
 	fmt.Println("stamped:", show(fresh))
 

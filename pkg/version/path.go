@@ -2,7 +2,6 @@ package version
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,19 +26,23 @@ func index(d bson.D, key string) int {
 }
 
 // arrayIndex parses a path segment as an array index, as MongoDB does:
-// digits only.
+// digits only (leading zeros allowed). An index too large for any array
+// saturates at maxIndex, so it is never found and always too far to pad.
 func arrayIndex(seg string) (int, bool) {
-	if seg == "" || len(seg) > 9 {
+	if !allDigits(seg) {
 		return 0, false
 	}
+	n := 0
 	for i := 0; i < len(seg); i++ {
-		if seg[i] < '0' || seg[i] > '9' {
-			return 0, false
+		n = n*10 + int(seg[i]-'0')
+		if n > maxIndex {
+			return maxIndex, true
 		}
 	}
-	n, err := strconv.Atoi(seg)
-	return n, err == nil
+	return n, true
 }
+
+const maxIndex = 1 << 30
 
 func describeValue(v any) string {
 	switch v.(type) {
@@ -113,8 +116,11 @@ func getInArray(a bson.A, segs []string) (any, bool) {
 // exists reports whether path exists with the semantics of the query
 // {path: {$exists: true}}: through an array, a numeric segment indexes it
 // and any other segment asks whether some element (a document) has it.
-func exists(d bson.D, segs []string) bool {
-	i := index(d, segs[0])
+func exists(d bson.D, segs []string) bool { return existsAt(d, index(d, segs[0]), segs) }
+
+// existsAt is exists with the position of segs[0] in d already known (-1:
+// missing).
+func existsAt(d bson.D, i int, segs []string) bool {
 	return i >= 0 && existsIn(d[i].Value, segs[1:])
 }
 
@@ -138,24 +144,63 @@ func existsIn(v any, segs []string) bool {
 	return false
 }
 
-// locate finds the source of a rename or copy in one pass: its value, or
-// why MongoDB's $rename would refuse it: a path through an array ("The
-// source field cannot be an array element") or through a value that is
-// not a document (PathNotViable).
+// locate finds the source of a rename or copy as MongoDB's $rename does
+// (src/mongo/db/update/rename_node.cpp, RenameNode::apply, on
+// path_support.cpp findLongestPrefix): numeric segments index arrays; a
+// path that stops at a missing field or past an array's end is a no-op
+// (found false, no problem); a path that must go on through a scalar,
+// null, or an array with a non-numeric segment is PathNotViable; a source
+// that exists inside an array is refused ("The source field cannot be an
+// array element"). The source itself may be an array.
 func locate(d bson.D, segs []string) (v any, found bool, problem string) {
+	return locateAt(d, index(d, segs[0]), segs)
+}
+
+// locateAt is locate with the position of segs[0] in d already known.
+func locateAt(d bson.D, top int, segs []string) (v any, found bool, problem string) {
+	if top < 0 {
+		return nil, false, ""
+	}
+	return locateFrom(d[top].Value, segs)
+}
+
+// locateFrom is locate given the value of the top-level field segs[0].
+func locateFrom(top any, segs []string) (v any, found bool, problem string) {
+	var d bson.D
+	var a bson.A
+	inArray, crossed := false, false
 	for n, seg := range segs {
-		i := index(d, seg)
-		if i < 0 {
-			return nil, false, ""
+		var next any
+		switch {
+		case n == 0:
+			next = top
+		case inArray:
+			i, ok := arrayIndex(seg)
+			if !ok {
+				return nil, false, fmt.Sprintf("cannot use the part %q to traverse {%s: an array}", seg, segs[n-1])
+			}
+			if i >= len(a) {
+				return nil, false, ""
+			}
+			next = a[i]
+		default:
+			i := index(d, seg)
+			if i < 0 {
+				return nil, false, ""
+			}
+			next = d[i].Value
 		}
 		if n == len(segs)-1 {
-			return d[i].Value, true, ""
+			if crossed {
+				return nil, false, "cannot be an array element"
+			}
+			return next, true, ""
 		}
-		switch t := d[i].Value.(type) {
+		switch t := next.(type) {
 		case bson.D:
-			d = t
+			d, inArray = t, false
 		case bson.A:
-			return nil, false, "cannot be inside an array"
+			a, inArray, crossed = t, true, true
 		default:
 			return nil, false, fmt.Sprintf("runs through {%s: %s}, which is not a document", seg, describeValue(t))
 		}
@@ -163,22 +208,47 @@ func locate(d bson.D, segs []string) (v any, found bool, problem string) {
 	return nil, false, ""
 }
 
+// allDigits reports whether seg is a non-empty string of ASCII digits,
+// what path_support.cpp's isNumeric accepts as an array index.
+func allDigits(seg string) bool {
+	if seg == "" {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPadding is MongoDB's cap on the nulls one update may add to an array
+// (kMaxPaddingAllowed, src/mongo/db/update/path_support.h): maybePadTo in
+// path_support.cpp refuses to pad more (CannotBackfillArray).
+const maxPadding = 1500000
+
 // crossesArray reports whether path goes through an array: $rename refuses
 // such paths ("The source field cannot be an array element").
 func crossesArray(d bson.D, segs []string) bool {
-	for _, seg := range segs[:len(segs)-1] {
-		i := index(d, seg)
-		if i < 0 {
-			return false
-		}
-		switch t := d[i].Value.(type) {
-		case bson.D:
-			d = t
-		case bson.A:
-			return true
-		default:
-			return false
-		}
+	return crossesArrayAt(d, index(d, segs[0]), segs)
+}
+
+// crossesArrayAt is crossesArray with the position of segs[0] in d known.
+func crossesArrayAt(d bson.D, top int, segs []string) bool {
+	return top >= 0 && crossesArrayFrom(d[top].Value, segs)
+}
+
+// crossesArrayFrom is crossesArray given the value of the existing
+// top-level field segs[0].
+func crossesArrayFrom(top any, segs []string) bool {
+	if len(segs) == 1 {
+		return false
+	}
+	switch t := top.(type) {
+	case bson.D:
+		return crossesArray(t, segs[1:])
+	case bson.A:
+		return true
 	}
 	return false
 }
@@ -189,7 +259,12 @@ func crossesArray(d bson.D, segs []string) bool {
 // modified (the caller owns it); nested documents and arrays are copied
 // before they change, so the caller's input is never modified.
 func set(d bson.D, segs []string, v any, full string) (bson.D, error) {
-	i := index(d, segs[0])
+	return setAt(d, index(d, segs[0]), segs, v, full)
+}
+
+// setAt is set with the position of segs[0] in d already known (-1:
+// missing).
+func setAt(d bson.D, i int, segs []string, v any, full string) (bson.D, error) {
 	if len(segs) == 1 {
 		if i >= 0 {
 			d[i].Value = v
@@ -221,6 +296,9 @@ func setIn(node any, key string, segs []string, v any, full string) (any, error)
 		if !ok {
 			return nil, &PathError{full, fmt.Sprintf("cannot create field %q in element {%s: an array}", segs[0], key)}
 		}
+		if idx-len(n) > maxPadding {
+			return nil, &PathError{full, fmt.Sprintf("index %s of {%s: an array of %d} would pad it with more than %d nulls, which MongoDB refuses (CannotBackfillArray)", segs[0], key, len(n), maxPadding)}
+		}
 		a := append(make(bson.A, 0, max(len(n), idx+1)), n...)
 		for len(a) <= idx {
 			a = append(a, nil)
@@ -244,8 +322,10 @@ func setIn(node any, key string, segs []string, v any, full string) (any, error)
 // unset removes path like $unset: a missing path is a no-op, a numeric
 // segment addressing an array element sets it to null. Ownership as set:
 // d's own slice is modified in place.
-func unset(d bson.D, segs []string) bson.D {
-	i := index(d, segs[0])
+func unset(d bson.D, segs []string) bson.D { return unsetAt(d, index(d, segs[0]), segs) }
+
+// unsetAt is unset with the position of segs[0] in d already known.
+func unsetAt(d bson.D, i int, segs []string) bson.D {
 	if i < 0 {
 		return d
 	}

@@ -23,6 +23,8 @@ type config struct {
 	field        string
 	funcs        map[string]Func
 	allowMissing bool
+	extra        []string // WithCollections
+	allowUnknown bool
 }
 
 // WithField names the version field (default "version").
@@ -99,11 +101,47 @@ type Registry struct {
 	chains     map[string]*chain
 	migrations []*migration.Migration
 	validators map[string]compiledValidator
+	// known holds the collections the migrations name and WithCollections
+	// declares; see ErrUnknownCollection.
+	known        map[string]bool
+	allowUnknown bool
 }
 
 // chain is one collection's upgrades in version order.
 type chain struct {
 	links []link
+	// keys holds the top-level names the upgrades' declarative steps name
+	// and the version field (nil: too many to index); see topIndex.
+	keys        *keyTable
+	versionSlot int
+}
+
+// index numbers the top-level names the chain's upgrade steps name, and
+// the version field, into keys.
+func (c *chain) index(versionField string) {
+	var names []string
+	add := func(n string) int {
+		for s, x := range names {
+			if x == n {
+				return s
+			}
+		}
+		names = append(names, n)
+		return len(names) - 1
+	}
+	for li := range c.links {
+		for si := range c.links[li].steps {
+			for fi := range c.links[li].steps[si].fields {
+				f := &c.links[li].steps[si].fields[fi]
+				f.slot = add(f.segs[0])
+				if f.toSg != nil {
+					f.toSlot = add(f.toSg[0])
+				}
+			}
+		}
+	}
+	c.versionSlot = add(versionField)
+	c.keys = newKeyTable(names)
 }
 
 type link struct {
@@ -148,6 +186,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 		}
 	}
 	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms}
+	r.setKnown(cfg)
 	var missing []error
 	for _, m := range ms {
 		if m.Broken {
@@ -174,6 +213,9 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 	}
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
+	}
+	for _, ch := range r.chains {
+		ch.index(r.field)
 	}
 	var err error
 	if r.validators, err = compileValidators(ms); err != nil {

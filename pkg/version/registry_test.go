@@ -72,7 +72,7 @@ func js(d bson.D) string {
 
 func TestCurrentAndVersions(t *testing.T) {
 	r := newRegistry(t)
-	if r.Current("users") != 3 || r.Current("orders") != 0 || r.Current("unknown") != 0 {
+	if r.Current("users") != 3 || r.Current("orders") != 0 || r.Current("unknown") != 0 { // Current only reports
 		t.Errorf("Current: users %d orders %d unknown %d", r.Current("users"), r.Current("orders"), r.Current("unknown"))
 	}
 	if v := r.Versions("users"); len(v) != 3 || v[0] != 0 || v[1] != 1 || v[2] != 3 {
@@ -197,14 +197,65 @@ func TestCustomVersionField(t *testing.T) {
 func TestStamp(t *testing.T) {
 	r := newRegistry(t)
 	in := bson.D{{Key: "name", Value: "x"}}
-	if got := js(r.Stamp("users", in)); got != `{"name":"x","version":3}` {
-		t.Errorf("Stamp = %s", got)
+	if got, err := r.Stamp("users", in); err != nil || js(got) != `{"name":"x","version":3}` {
+		t.Errorf("Stamp = %s, %v", js(got), err)
 	}
-	if got := js(r.Stamp("users", bson.D{{Key: "version", Value: 1}, {Key: "a", Value: 1}})); got != `{"version":3,"a":1}` {
-		t.Errorf("Stamp over an old version = %s", got)
+	if got, err := r.Stamp("users", bson.D{{Key: "version", Value: 1}, {Key: "a", Value: 1}}); err != nil || js(got) != `{"version":3,"a":1}` {
+		t.Errorf("Stamp over an old version = %s, %v", js(got), err)
 	}
 	if len(in) != 1 {
 		t.Error("Stamp modified its input")
+	}
+	// A collection a migration names without upgrades is at version 0.
+	if got, err := r.Stamp("orders", bson.D{}); err != nil || js(got) != `{"version":0}` {
+		t.Errorf("Stamp(orders) = %s, %v", js(got), err)
+	}
+}
+
+// TestUnknownCollection: issue 10 item 10. A collection no migration names
+// is an error everywhere a document is stamped, upgraded or validated (a
+// typo would stamp version 0, and the next backfill would upgrade current
+// documents again), with a did-you-mean; WithCollections and
+// AllowUnknownCollections opt in.
+func TestUnknownCollection(t *testing.T) {
+	r := newRegistry(t)
+	d := bson.D{{Key: "_id", Value: 1}}
+	raw, _ := bson.Marshal(d)
+	calls := map[string]func(string) error{
+		"Stamp":       func(c string) error { _, err := r.Stamp(c, d); return err },
+		"Upgrade":     func(c string) error { _, _, err := r.Upgrade(c, d); return err },
+		"UpgradeRaw":  func(c string) error { _, _, err := r.UpgradeRaw(c, raw); return err },
+		"UpgradeM":    func(c string) error { _, _, err := r.UpgradeM(c, bson.M{"_id": 1}); return err },
+		"Validate":    func(c string) error { return r.Validate(c, d) },
+		"ValidateRaw": func(c string) error { return r.ValidateRaw(c, raw) },
+	}
+	for name, call := range calls {
+		err := call("usres")
+		var uc *version.UnknownCollectionError
+		if !errors.Is(err, version.ErrUnknownCollection) || !errors.As(err, &uc) || uc.Suggestion != "users" {
+			t.Errorf("%s(usres) = %v, want ErrUnknownCollection suggesting users", name, err)
+			continue
+		}
+		if want := `unknown collection "usres": no migration names it; did you mean "users"? a collection without migrations must be declared with version.WithCollections("usres")`; err.Error() != want {
+			t.Errorf("%s(usres):\n got %v\nwant %s", name, err, want)
+		}
+		if err := call("orders"); err != nil {
+			t.Errorf("%s(orders), named by a migration without upgrades: %v", name, err)
+		}
+	}
+	declared := newRegistry(t, version.WithCollections("sessions"))
+	if got, err := declared.Stamp("sessions", bson.D{}); err != nil || js(got) != `{"version":0}` {
+		t.Errorf("Stamp of a declared collection = %s, %v", js(got), err)
+	}
+	if _, err := declared.Stamp("sesions", bson.D{}); !errors.Is(err, version.ErrUnknownCollection) || !strings.Contains(err.Error(), `did you mean "sessions"?`) {
+		t.Errorf("Stamp of a typo of a declared collection: %v", err)
+	}
+	open := newRegistry(t, version.AllowUnknownCollections(true))
+	if _, changed, err := open.Upgrade("tenant_42", d); err != nil || changed {
+		t.Errorf("AllowUnknownCollections: changed %v, %v", changed, err)
+	}
+	if _, err := version.New(chainFS, version.WithFunc("splitName", splitName), version.WithCollections("")); err == nil {
+		t.Error("WithCollections(\"\") accepted")
 	}
 }
 
@@ -277,8 +328,11 @@ func TestValidate(t *testing.T) {
 	if err := strict.ValidateRaw("users", raw); err != nil {
 		t.Errorf("ValidateRaw of a valid document: %v", err)
 	}
-	if err := strict.Validate("orders", ext(t, `{}`)); err != nil {
+	if err := r.Validate("orders", ext(t, `{}`)); err != nil {
 		t.Errorf("a collection without validator: %v", err)
+	}
+	if err := strict.Validate("orders", ext(t, `{}`)); !errors.Is(err, version.ErrUnknownCollection) {
+		t.Errorf("a collection no migration names: %v", err)
 	}
 }
 

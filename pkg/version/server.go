@@ -19,12 +19,16 @@ type ServerUpdate struct {
 // ServerUpdates translates a declarative step into MongoDB update
 // operators with the same effect, to run in order: set is one $set, unset
 // one $unset, rename one $rename, default one $set per field guarded by
-// {path: {$exists: false}}, in MongoDB's field order. ok is false for
-// steps no update operator expresses (copy, func), which must run in Go.
+// {path: {$exists: false}}, in MongoDB's field order; a step with an
+// empty operand needs no update at all. ok is false for steps no update
+// operator expresses (copy, func), which must run in Go.
 func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
 	c, err := compileStep(s, nil)
 	if err != nil {
 		return nil, false
+	}
+	if len(c.fields) == 0 {
+		return nil, true // an empty operand: nothing to do
 	}
 	doc := func(value func(f field) any) bson.D {
 		d := make(bson.D, 0, len(c.fields))
@@ -80,6 +84,9 @@ func planChain(coll string, ch *chain, from int64) *ServerPlan {
 			return nil
 		}
 		for _, s := range l.steps {
+			if s.op != migration.OpFunc && len(s.fields) == 0 {
+				continue // an empty operand: no unit
+			}
 			switch s.op {
 			case migration.OpSet, migration.OpUnset, migration.OpRename:
 				ups, ok := ServerUpdates(s.src)

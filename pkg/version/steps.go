@@ -23,12 +23,18 @@ type step struct {
 	fn     Func
 	name   string // the func's name
 	src    migration.Step
+	// idPath is the first operand path written through _id, if any: the
+	// step then checks per document that _id keeps its value.
+	idPath string
 }
 
 type field struct {
 	path, to   string
 	segs, toSg []string
 	value      any
+	// slot and toSlot are the top-level names of segs and toSg in their
+	// chain's keyTable (-1: none), for a topIndex.
+	slot, toSlot int
 }
 
 func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
@@ -42,9 +48,18 @@ func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
 		return c, nil
 	}
 	for _, f := range s.Fields {
-		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value}
+		cf := field{path: f.Path, to: f.To, segs: strings.Split(f.Path, "."), value: f.Value, slot: -1, toSlot: -1}
 		if f.To != "" {
 			cf.toSg = strings.Split(f.To, ".")
+		}
+		switch {
+		case c.idPath != "":
+		case cf.toSg != nil && cf.toSg[0] == "_id":
+			c.idPath = f.To
+		case cf.toSg == nil || s.Op == migration.OpRename:
+			if cf.segs[0] == "_id" {
+				c.idPath = f.Path
+			}
 		}
 		c.fields = append(c.fields, cf)
 	}
@@ -76,37 +91,65 @@ func comparePaths(a, b []string) int {
 
 // apply runs the step on d, which the caller owns (see set).
 func (s *step) apply(d bson.D) (bson.D, error) {
+	if s.idPath == "" {
+		return s.applyOps(d)
+	}
+	before, had := lookupD(d, "_id")
+	out, err := s.applyOps(d)
+	if err == nil && had {
+		after, kept := lookupD(out, "_id")
+		err = s.checkID(before, after, kept)
+	}
+	return out, err
+}
+
+// checkID refuses a document whose _id the step changed. MongoDB accepts
+// an update of _id that leaves it binary-equal (a no-op: SetNode's
+// updateExistingElement) and refuses any other with ImmutableField
+// (src/mongo/db/update/modifier_node.cpp, checkImmutablePathsNotModified
+// and applyToNonexistentElement). A document without _id (a lint example)
+// has nothing to keep.
+func (s *step) checkID(before, after any, kept bool) error {
+	if kept && sameValue(before, after) {
+		return nil
+	}
+	return &PathError{s.idPath, "would change the immutable field _id, which MongoDB refuses (ImmutableField); an upgrade may only set _id to the value it already holds"}
+}
+
+func (s *step) applyOps(d bson.D) (bson.D, error) {
 	var err error
 	switch s.op {
 	case migration.OpSet:
-		for _, f := range s.fields {
+		for i := range s.fields {
+			f := &s.fields[i]
 			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpDefault:
-		for _, f := range s.fields {
+		for i := range s.fields {
+			f := &s.fields[i]
+			at := index(d, f.segs[0])
 			if len(f.segs) == 1 {
-				// Top level: one scan decides, and a missing field is appended.
-				if index(d, f.path) < 0 {
+				if at < 0 { // top level: a missing field is appended
 					d = append(d, bson.E{Key: f.path, Value: cloneValue(f.value)})
 				}
 				continue
 			}
-			if exists(d, f.segs) {
+			if existsAt(d, at, f.segs) {
 				continue
 			}
-			if d, err = set(d, f.segs, cloneValue(f.value), f.path); err != nil {
+			if d, err = setAt(d, at, f.segs, cloneValue(f.value), f.path); err != nil {
 				return d, err
 			}
 		}
 	case migration.OpUnset:
-		for _, f := range s.fields {
-			d = unset(d, f.segs)
+		for i := range s.fields {
+			d = unset(d, s.fields[i].segs)
 		}
 	case migration.OpRename, migration.OpCopy:
-		for _, f := range s.fields {
-			if d, err = s.move(d, f); err != nil {
+		for i := range s.fields {
+			if d, err = s.move(d, &s.fields[i]); err != nil {
 				return d, err
 			}
 		}
@@ -122,27 +165,38 @@ func (s *step) apply(d bson.D) (bson.D, error) {
 	return d, nil
 }
 
-// move implements rename ($rename) and copy: a missing source is a no-op;
-// a source or target inside an array is refused, as $rename refuses it.
-func (s *step) move(d bson.D, f field) (bson.D, error) {
-	v, found, problem := locate(d, f.segs)
+// move implements rename ($rename) and copy (the same rules, keeping the
+// source): see locate for the source; a target through an array is
+// refused ("The destination field cannot be an array element",
+// rename_node.cpp), one through a scalar or null fails as $set does.
+func (s *step) move(d bson.D, f *field) (bson.D, error) {
+	at := index(d, f.segs[0])
+	v, found, problem := locateAt(d, at, f.segs)
 	switch {
 	case problem != "":
-		return d, &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
+		return d, s.sourceError(f, problem)
 	case !found:
-		return d, nil
+		return d, nil // checked before the target, as rename_node.cpp does
 	}
 	if crossesArray(d, f.toSg) {
-		return d, &PathError{f.to, fmt.Sprintf("%s target cannot be inside an array", s.op)}
+		return d, s.targetError(f)
 	}
 	if s.op == migration.OpRename {
 		// $rename is $unset of the source then $set of the target: an
 		// existing target is replaced where it stands, a new one appended.
-		d = unset(d, f.segs)
+		d = unsetAt(d, at, f.segs)
 	} else {
 		v = cloneValue(v)
 	}
 	return set(d, f.toSg, v, f.to)
+}
+
+func (s *step) sourceError(f *field, problem string) error {
+	return &PathError{f.path, fmt.Sprintf("%s source %s", s.op, problem)}
+}
+
+func (s *step) targetError(f *field) error {
+	return &PathError{f.to, fmt.Sprintf("%s target cannot be an array element", s.op)}
 }
 
 // cloneValue deep-copies documents and arrays, so values from the

@@ -111,7 +111,8 @@ func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
 
 // Upgrade returns doc of collection coll upgraded to the current version,
 // and whether anything changed. A document already current is returned as
-// is. doc itself is never modified.
+// is. doc itself is never modified. A collection no migration names is an
+// [ErrUnknownCollection] unless declared with [WithCollections].
 func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	// One pass finds both the version and a server-side backfill's marker.
 	var vv, marker any
@@ -132,6 +133,11 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		return doc, false, &VersionError{coll, id, r.field, describeValue(vv)}
 	}
 	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return doc, false, err
+		}
+	}
 	cur := ch.current()
 	if from == cur {
 		return doc, false, nil
@@ -146,6 +152,9 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 			return doc, false, err
 		}
 		return out, true, nil
+	}
+	if ch.keys != nil {
+		return r.upgradeOverlay(coll, ch, doc, from)
 	}
 	extra := 1 // the version field
 	for i := range ch.links {
@@ -166,6 +175,25 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	}
 	out, _ = set(out, r.fieldPath, versionValue(cur), r.field)
 	return out, true, nil
+}
+
+// upgradeOverlay is Upgrade through an overlay: the fields the chain
+// names are located once, no step scans or shifts the document, and the
+// result is written in one pass at the end.
+func (r *Registry) upgradeOverlay(coll string, ch *chain, doc bson.D, from int64) (bson.D, bool, error) {
+	var ov overlay
+	ov.build(ch.keys, doc)
+	for i := range ch.links {
+		l := &ch.links[i]
+		if l.version <= from {
+			continue
+		}
+		if err := r.applyLinkOverlay(coll, l, &ov, from); err != nil {
+			return doc, false, err
+		}
+	}
+	ov.put(ch.versionSlot, versionValue(ch.current()))
+	return ov.materialize(), true, nil
 }
 
 // ApplyOne applies only the upgrade that migration version declares for
@@ -201,17 +229,11 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	return out, nil
 }
 
+// applyLink runs l's steps on d (owned by the caller).
 func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D, error) {
 	if l.missing != "" {
 		id, _ := lookupD(d, "_id")
-		stepNo := 0
-		for j := range l.steps {
-			if l.steps[j].op == migration.OpFunc && l.steps[j].name == l.missing && stepNo == 0 {
-				stepNo = j + 1
-			}
-		}
-		return d, &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
-			Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
+		return d, r.missingFunc(coll, l, id, from)
 	}
 	var err error
 	for j := range l.steps {
@@ -224,6 +246,44 @@ func (r *Registry) applyLink(coll string, l *link, d bson.D, from int64) (bson.D
 	return d, nil
 }
 
+// applyLinkOverlay is applyLink on an overlay; a func step gets the
+// document materialized, and the overlay is rebuilt on what it returns.
+func (r *Registry) applyLinkOverlay(coll string, l *link, ov *overlay, from int64) error {
+	if l.missing != "" {
+		id, _ := ov.lookup("_id")
+		return r.missingFunc(coll, l, id, from)
+	}
+	for j := range l.steps {
+		s := &l.steps[j]
+		var err error
+		if s.op == migration.OpFunc {
+			var out bson.D
+			if out, err = s.apply(ov.materialize()); err == nil {
+				ov.build(ov.kt, out)
+			}
+		} else {
+			err = s.applyOverlay(ov)
+		}
+		if err != nil {
+			id, _ := ov.lookup("_id")
+			return &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: j + 1, Op: string(s.op), Err: err}
+		}
+	}
+	return nil
+}
+
+// missingFunc is the error for a link whose func is not registered.
+func (r *Registry) missingFunc(coll string, l *link, id any, from int64) error {
+	stepNo := 0
+	for j := range l.steps {
+		if l.steps[j].op == migration.OpFunc && l.steps[j].name == l.missing && stepNo == 0 {
+			stepNo = j + 1
+		}
+	}
+	return &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
+		Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
+}
+
 // versionValue stores versions as int32 when they fit, as drivers write
 // small integers.
 func versionValue(v int64) any {
@@ -234,18 +294,32 @@ func versionValue(v int64) any {
 }
 
 // Stamp returns doc with the version field set to coll's current version,
-// for a document the application is about to insert.
-func (r *Registry) Stamp(coll string, doc bson.D) bson.D {
+// for a document the application is about to insert. doc is not
+// modified. A collection no migration names is an [ErrUnknownCollection]
+// unless declared with [WithCollections].
+func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
+	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return nil, err
+		}
+	}
 	out := append(make(bson.D, 0, len(doc)+1), doc...)
-	out, _ = set(out, r.fieldPath, versionValue(r.Current(coll)), r.field)
-	return out
+	out, _ = set(out, r.fieldPath, versionValue(ch.current()), r.field)
+	return out, nil
 }
 
 // UpgradeRaw is [Registry.Upgrade] for raw BSON. A document already at the
 // current version costs one scan of its top-level keys and no allocation.
 func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error) {
+	ch := r.chains[coll]
+	if ch == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return raw, false, err
+		}
+	}
 	v, present, ok := rawVersion(raw, r.field)
-	if ok && present && v == r.chains[coll].current() || ok && !present && r.chains[coll].current() == 0 {
+	if ok && present && v == ch.current() || ok && !present && ch.current() == 0 {
 		return raw, false, nil
 	}
 	var d bson.D
@@ -307,6 +381,11 @@ func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded
 // documents are bson.M too.
 func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
+	if r.chains[coll] == nil {
+		if err := r.checkKnown(coll); err != nil {
+			return doc, false, err
+		}
+	}
 	v, present := doc[r.field]
 	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
 		return doc, false, nil

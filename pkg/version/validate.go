@@ -58,14 +58,16 @@ func compileValidators(ms []*migration.Migration) (map[string]compiledValidator,
 
 // Validate checks doc against the current validator of coll (the last
 // migration that declares one), as the server would on a write. It
-// returns nil when the document is valid or coll has no validator, and an
-// [*InvalidError] listing every failure otherwise. Use it before writes on
+// returns nil when the document is valid or coll has no validator, an
+// [ErrUnknownCollection] for a collection no migration names (unless
+// declared with [WithCollections]), and an [*InvalidError] listing every
+// failure otherwise. Use it before writes on
 // servers that do not enforce validators (FerretDB, some managed services):
 // `mongomig status` says which collections are enforced client-side only.
 func (r *Registry) Validate(coll string, doc bson.D) error {
 	v, ok := r.validators[coll]
 	if !ok {
-		return nil
+		return r.checkKnown(coll)
 	}
 	if fs := v.schema.ValidateD(doc); len(fs) > 0 {
 		id, _ := lookupD(doc, "_id")
@@ -78,7 +80,7 @@ func (r *Registry) Validate(coll string, doc bson.D) error {
 func (r *Registry) ValidateRaw(coll string, doc bson.Raw) error {
 	v, ok := r.validators[coll]
 	if !ok {
-		return nil
+		return r.checkKnown(coll)
 	}
 	if fs := v.schema.Validate(doc); len(fs) > 0 {
 		var id any

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -80,6 +81,12 @@ func guard(key string, old any, had bool) bson.E {
 	case old == nil:
 		// {f: null} would also match a missing field.
 		return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}}}
+	}
+	if d, ok := old.(bson.D); ok && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
+		// A document whose first name starts with '$' ({$kind: 1}, allowed
+		// below the top level since MongoDB 5.0) would be read as operators;
+		// $eq compares it as a value, with the same equality.
+		return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}}}
 	}
 	return bson.E{Key: key, Value: old}
 }

@@ -166,3 +166,21 @@ func TestWriteBackConcurrentMongoDB(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaGuardsDollarDocuments: a field holding a document whose first
+// name starts with '$' (allowed below the top level since MongoDB 5.0,
+// issue 15 item 5) is guarded with $eq: as a bare filter value
+// {a: {$kind: 1}} MongoDB's query parser would read $kind as an operator
+// (src/mongo/db/matcher/expression_parser.cpp, isExpressionDocument: an
+// object whose first field starts with '$' is an operator expression).
+func TestDeltaGuardsDollarDocuments(t *testing.T) {
+	before := ext(t, `{"_id": 1, "a": {"$kind": 1}, "b": {"c": {"$x": 1}}}`)
+	after := ext(t, `{"_id": 1, "a": {"$kind": 2}, "b": {"c": {"$x": 2}}}`)
+	d, err := version.DeltaOf(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := js(d.Filter), `{"_id":1,"a":{"$eq":{"$kind":1}},"b":{"c":{"$x":1}}}`; got != want {
+		t.Errorf("filter %s, want %s", got, want)
+	}
+}
