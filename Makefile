@@ -46,6 +46,7 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/migration
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
+	$(GO) test -run '^$$' -fuzz '^FuzzSchemaAndDocument$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 

@@ -50,7 +50,7 @@ func TestMigrateAppliesOnceThenNothing(t *testing.T) {
 		}
 	}
 	if index == nil || index.Outcome != runner.OutcomeOK || index.Index != "contact.email_1" ||
-		!strings.Contains(index.Text, `"unique":true`) || !strings.Contains(index.Text, `"sparse":true`) {
+		!strings.Contains(string(index.Text), `"unique":true`) || !strings.Contains(string(index.Text), `"sparse":true`) {
 		t.Errorf("no unique sparse index on contact.email created: %+v", index)
 	}
 	if n, err := db.Collection("users").Indexes().ListSpecifications(ctx); err != nil || len(n) != 2 {

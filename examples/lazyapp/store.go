@@ -160,7 +160,11 @@ func (s *Store) document(u User) (bson.D, error) {
 	if err := bson.Unmarshal(raw, &doc); err != nil {
 		return nil, err
 	}
-	doc = s.reg.Stamp(Users, doc)
+	// Stamp refuses a collection no migration names (a typo would stamp
+	// version 0 and make the next backfill re-run every upgrade).
+	if doc, err = s.reg.Stamp(Users, doc); err != nil {
+		return nil, err // *version.UnknownCollectionError
+	}
 	if err := s.reg.Validate(Users, doc); err != nil {
 		return nil, err // *version.InvalidError: every failing field and rule
 	}

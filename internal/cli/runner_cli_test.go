@@ -87,7 +87,8 @@ func TestUpDriftExits3(t *testing.T) {
 	if r := run(t, false, append(args, "up")...); r.code != 0 {
 		t.Fatalf("up: %d %s", r.code, r.stderr)
 	}
-	if err := os.WriteFile(filepath.Join(migs, "0001_create_users.yaml"), append(src, "# edited\n"...), 0o644); err != nil {
+	// A comment is not drift; a changed validation level is.
+	if err := os.WriteFile(filepath.Join(migs, "0001_create_users.yaml"), []byte(strings.Replace(string(src), "validationLevel: strict", "validationLevel: moderate", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := run(t, false, append(args, "up")...)
@@ -99,6 +100,10 @@ func TestUpDriftExits3(t *testing.T) {
 	}
 	if r := run(t, false, append(args, "up", "--allow-drift")...); r.code != 0 {
 		t.Fatalf("up --allow-drift: exit %d\n%s", r.code, r.stderr)
+	}
+	// Recorded: the next plain up and status --check pass.
+	if r := run(t, false, append(args, "status", "--check")...); r.code != 0 {
+		t.Fatalf("status --check after --allow-drift: exit %d\n%s", r.code, r.stdout)
 	}
 }
 

@@ -28,8 +28,11 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	if w := collStatus(st, "users").Window; w != "open" {
 		t.Errorf("users window after up = %q", w)
 	}
-	if w := collStatus(st, "posts").Window; w != "" {
-		t.Errorf("posts (validator of 0002, before any posts upgrade) window = %q, want none", w)
+	// posts: 0004 upgrades them but declares no validator: both versions
+	// are checked against 0002's schema, each in its own branch.
+	if p := collStatus(st, "posts"); p.Window != "open" || len(p.WindowBranches) != 2 ||
+		p.WindowBranches[0] != (runner.WindowBranch{Version: 4, SchemaFrom: 2}) || p.WindowBranches[1] != (runner.WindowBranch{Version: 0, SchemaFrom: 2}) {
+		t.Errorf("posts window = %q %+v, want open with v4 and v0 both checked by 0002", p.Window, p.WindowBranches)
 	}
 	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)

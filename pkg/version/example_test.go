@@ -1,16 +1,13 @@
 package version_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/sandbox"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -20,7 +17,8 @@ import (
 //	var files embed.FS
 //	sub, _ := fs.Sub(files, "migrations")
 //
-// Here a MapFS holds the same kind of files.
+// Here a MapFS holds the same kind of files. docs/lazy-upgrades.md walks
+// through a whole application (examples/lazyapp) against a server.
 var appMigrations = fstest.MapFS{
 	"0001_users.yaml": {Data: []byte(`collections:
   users:
@@ -45,56 +43,50 @@ func splitFullName(d bson.D) (bson.D, error) {
 	return d, nil
 }
 
-// Example walks through what an application does: build the registry once,
-// upgrade what it reads, stamp what it inserts, and optionally write the
-// upgrade back without clobbering a concurrent writer.
+// Example shows what an application does with a registry, without a
+// server: upgrade what it reads, compute the guarded write-back, stamp what
+// it inserts, and refuse a document newer than the build.
 func Example() {
-	ctx := context.Background()
-	// A server to read from (the embedded sandbox stands in for MongoDB).
-	srv, _ := sandbox.Start(sandbox.Options{})
-	defer srv.Stop(ctx)
-	client, _ := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	defer client.Disconnect(ctx)
-	users := client.Database("app").Collection("users")
-
-	// 1. Once, at start-up: the registry, with the Go functions of func steps.
+	// Once, at start-up: the registry, with the Go functions of func steps.
 	reg, err := version.New(appMigrations, version.WithFunc("splitName", splitFullName))
 	if err != nil {
 		panic(err) // an invalid file or an unregistered func: fail at start-up
 	}
 	fmt.Println("users are at version", reg.Current("users"))
 
-	// A document written before mongomig: no version field.
-	_, _ = users.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "Ada Lovelace"}, {Key: "email", Value: "ada@example.com"}})
-
-	// 2. On every read: upgrade. A current document costs one field lookup.
-	var stored bson.D
-	_ = users.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&stored)
-	doc, changed, err := reg.Upgrade("users", stored)
+	// A document as read, written before mongomig: no version field.
+	stored := bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "Ada Lovelace"}, {Key: "email", Value: "ada@example.com"}}
+	upgraded, changed, err := reg.Upgrade("users", stored)
 	if err != nil {
-		panic(err) // e.g. *version.TooNewError: the data is newer than this build
+		panic(err)
 	}
-	fmt.Println("upgraded:", changed, show(doc))
+	fmt.Println("upgraded:", changed, show(upgraded))
 
-	// 3. Optionally, persist it: only the changed fields, guarded on their
-	// old values. won is false if someone changed them meanwhile.
-	won, err := reg.WriteBack(ctx, users, stored, doc)
-	fmt.Println("written back:", won, err)
+	// The guarded update reg.WriteBack(ctx, coll, stored, upgraded) sends.
+	delta, _ := version.DeltaOf(stored, upgraded)
+	fmt.Println("filter:", show(delta.Filter))
+	fmt.Println("update:", show(delta.Update))
 
-	// 4. On insert: stamp new documents with the current version. A
-	// collection no migration names is an error (a typo, say).
+	// On insert: stamp new documents with the current version.
+	// A collection no migration names is an error (a typo, say).
 	fresh, err := reg.Stamp("users", bson.D{{Key: "_id", Value: 2}, {Key: "name", Value: bson.D{{Key: "first", Value: "Grace"}, {Key: "last", Value: "Hopper"}}}})
 	if err != nil {
 		panic(err) // version.ErrUnknownCollection
 	}
-	_, _ = users.InsertOne(ctx, fresh)
 	fmt.Println("stamped:", show(fresh))
+
+	// A document a newer release wrote.
+	_, _, err = reg.Upgrade("users", bson.D{{Key: "_id", Value: 3}, {Key: "version", Value: 3}})
+	var tooNew *version.TooNewError
+	fmt.Println("too new:", errors.As(err, &tooNew))
 
 	// Output:
 	// users are at version 2
 	// upgraded: true {"_id":1,"name":{"first":"Ada","last":"Lovelace"},"contact":{"email":"ada@example.com"},"status":"active","version":2}
-	// written back: true <nil>
+	// filter: {"_id":1,"name":"Ada Lovelace","contact":{"$exists":false},"status":{"$exists":false},"version":{"$exists":false},"email":"ada@example.com"}
+	// update: {"$set":{"name":{"first":"Ada","last":"Lovelace"},"contact":{"email":"ada@example.com"},"status":"active","version":2},"$unset":{"email":""}}
 	// stamped: {"_id":2,"name":{"first":"Grace","last":"Hopper"},"version":2}
+	// too new: true
 }
 
 func show(d bson.D) string {
