@@ -60,6 +60,17 @@ func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
 // holds how many units of its version's [ServerPlan] were applied. Upgrade
 // resumes such a document from there, so a document is never transformed
 // twice, whoever finishes it.
+//
+// The marker protocol's invariants (this package owns them):
+//  1. A document carries a marker only while it is at the version its
+//     plan starts from: every unit's filter names that version and the
+//     marker's value, and the last unit sets the new version and removes
+//     the marker in the same write.
+//  2. Every write-back ([DeltaOf], [Registry.WriteBack]) guards the
+//     marker: it matches only if the marker is as it was read, so a
+//     server-side step that ran since the read makes it match nothing.
+//  3. A marker on a current document is never trusted: Upgrade removes it
+//     (and reports a change, so a write-back cleans the stored document).
 const MarkerField = "_mongomig_step"
 
 // ServerPlan is the upgrade chain of a collection from one version, as

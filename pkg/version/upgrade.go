@@ -140,6 +140,12 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	}
 	cur := ch.current()
 	if from == cur {
+		if partway {
+			// A marker on a current document is stale (left by a write-back
+			// that raced a server-side step before write-backs guarded the
+			// marker): never trust it, remove it.
+			return unset(append(bson.D(nil), doc...), []string{MarkerField}), true, nil
+		}
 		return doc, false, nil
 	}
 	if from > cur {
@@ -318,8 +324,8 @@ func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error)
 			return raw, false, err
 		}
 	}
-	v, present, ok := rawVersion(raw, r.field)
-	if ok && present && v == ch.current() || ok && !present && ch.current() == 0 {
+	v, present, ok, marked := rawVersionMarker(raw, r.field)
+	if !marked && (ok && present && v == ch.current() || ok && !present && ch.current() == 0) {
 		return raw, false, nil
 	}
 	var d bson.D
@@ -345,6 +351,33 @@ func (r *Registry) VersionOfRaw(raw bson.Raw) (v int64, ok bool) {
 	return v, ok
 }
 
+// rawVersionMarker is rawVersion that also reports whether the document
+// carries a server-side backfill marker; it scans every top-level key
+// once, without allocating.
+func rawVersionMarker(raw bson.Raw, field string) (v int64, present, ok, marked bool) {
+	if len(raw) < 5 {
+		return 0, false, false, false
+	}
+	v, present, ok = 0, false, true
+	found := false
+	rem := raw[4 : len(raw)-1]
+	for len(rem) > 0 {
+		elem, rest, good := bsoncore.ReadElement(rem)
+		if !good {
+			return 0, false, false, marked
+		}
+		rem = rest
+		switch key := elem.KeyBytes(); {
+		case string(key) == MarkerField:
+			marked = true
+		case !found && string(key) == field:
+			found = true
+			v, present, ok = rawValueVersion(elem.Value())
+		}
+	}
+	return v, present, ok, marked
+}
+
 // rawVersion finds the version field among the top-level elements without
 // allocating. ok is false when the value is not a whole number.
 func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
@@ -358,24 +391,28 @@ func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
 			return 0, false, false
 		}
 		rem = rest
-		if string(elem.KeyBytes()) != field {
-			continue
+		if string(elem.KeyBytes()) == field {
+			return rawValueVersion(elem.Value())
 		}
-		val := elem.Value()
-		switch val.Type {
-		case bsoncore.TypeInt32:
-			return int64(val.Int32()), true, true
-		case bsoncore.TypeInt64:
-			return val.Int64(), true, true
-		case bsoncore.TypeDouble:
-			f := val.Double()
-			return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
-		case bsoncore.TypeNull:
-			return 0, false, true
-		}
-		return 0, true, false
 	}
 	return 0, false, true
+}
+
+// rawValueVersion reads a version field's value: present is false for
+// null, ok false when it is not a whole number.
+func rawValueVersion(val bsoncore.Value) (v int64, present, ok bool) {
+	switch val.Type {
+	case bsoncore.TypeInt32:
+		return int64(val.Int32()), true, true
+	case bsoncore.TypeInt64:
+		return val.Int64(), true, true
+	case bsoncore.TypeDouble:
+		f := val.Double()
+		return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
+	case bsoncore.TypeNull:
+		return 0, false, true
+	}
+	return 0, true, false
 }
 
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded
@@ -387,7 +424,8 @@ func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
 		}
 	}
 	v, present := doc[r.field]
-	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
+	_, marked := doc[MarkerField]
+	if n, ok := versionOf(v, present); ok && n == r.Current(coll) && !marked {
 		return doc, false, nil
 	}
 	up, changed, err := r.Upgrade(coll, mToD(doc))

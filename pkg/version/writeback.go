@@ -63,6 +63,16 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 			filter = append(filter, guard(e.Key, e.Value, true))
 		}
 	}
+	// The step marker is guarded even when the upgrade left it alone: a
+	// server-side backfill step that ran since the read (and changed nothing
+	// else we guard) must make this write match nothing, or the document
+	// would reach the current version still carrying a marker, and a later
+	// migration's first step would be skipped (see MarkerField).
+	if _, had := lookupD(before, MarkerField); !had {
+		if _, has := lookupD(after, MarkerField); !has {
+			filter = append(filter, guard(MarkerField, nil, false))
+		}
+	}
 	var update bson.D
 	if len(sets) > 0 {
 		update = append(update, bson.E{Key: "$set", Value: sets})
