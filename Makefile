@@ -55,6 +55,7 @@ fuzz-pass:
 MONGOMIG_TRIALS ?= 100
 reliability:
 	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner | grep -E '^(---|ok|FAIL)|trials|rounds'
+	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings' ./pkg/runner
 	$(MAKE) fuzz-pass FUZZTIME=$(or $(LONGFUZZ),2m)
 
 ## sandbox-info: the tool against the embedded sandbox in .sandbox/

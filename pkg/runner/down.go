@@ -20,6 +20,10 @@ import (
 // migration lies above the target.
 var ErrNothingToRevert = errors.New("nothing to revert")
 
+// ErrPartway is a revert refused because documents are partway through an
+// interrupted server-side backfill.
+var ErrPartway = errors.New("documents partway through a backfill")
+
 // DowngradeError is a revert refused before anything changed because
 // documents are at a version the migration cannot take them back from.
 type DowngradeError struct {
@@ -148,6 +152,16 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 		for _, c := range m.Collections {
 			if len(c.Upgrade) == 0 || !exists[c.Name] {
 				continue
+			}
+			// A document partway through a server-side upgrade is at no
+			// version a downgrade knows: finish it first.
+			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, bson.D{{Key: version.MarkerField, Value: bson.D{{Key: "$exists", Value: true}}}})
+			if err != nil {
+				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
+			}
+			if partway > 0 {
+				return nil, fmt.Errorf("%w: cannot revert %s: %d %s documents are partway through an interrupted server-side backfill (%s is set); run `mongomig backfill --collection %s` to finish them, then down (nothing was changed)",
+					ErrPartway, m.File, partway, c.Name, version.MarkerField, c.Name)
 			}
 			// Every document at this version or above passes through this
 			// step on its way down.
