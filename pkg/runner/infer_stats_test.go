@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/pkg/validator"
+)
+
+// TestInferNestedArrays: arrays of arrays (which the sandbox cannot
+// store) get items of items, the union of every level's types, and the
+// schema accepts every document it was inferred from.
+func TestInferNestedArrays(t *testing.T) {
+	docs := []bson.D{
+		{{Key: "_id", Value: int32(1)}, {Key: "m", Value: bson.A{bson.A{int32(1), int32(2)}, bson.A{}}}},
+		{{Key: "_id", Value: int32(2)}, {Key: "m", Value: bson.A{bson.A{"x"}, bson.A{bson.A{true}}}}},
+		{{Key: "_id", Value: int32(3)}, {Key: "m", Value: bson.A{}}},
+		{{Key: "_id", Value: int32(4)}},
+	}
+	col := &collector{root: newObjStats(), enumCap: DefaultEnumMax}
+	for _, d := range docs {
+		raw, err := bson.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := col.add(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schema := schemaOfObject(col.root, DefaultEnumMax, true)
+	got := string(schemaExtJSON(schema))
+	want := `{"bsonType":"object","required":["_id"],"properties":{"_id":{"bsonType":"int"},` +
+		`"m":{"bsonType":"array","items":{"bsonType":"array","items":{"bsonType":["int","array","string"],"items":{"bsonType":"bool"}}}}}}`
+	if got != want {
+		t.Errorf("schema =\n%s\nwant\n%s", got, want)
+	}
+	compiled, err := validator.Compile(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if f := compiled.ValidateD(d); len(f) != 0 {
+			t.Errorf("%v fails its own schema: %v", d, f)
+		}
+	}
+	mixed := mixedTypes(col.root, "")
+	if len(mixed) != 1 || mixed[0].Path != "m[][]" || len(mixed[0].Types) != 3 {
+		t.Errorf("mixed = %+v", mixed)
+	}
+}
+
+// TestInferMemoryIsBoundedBySchema: the statistics kept for 200,000
+// documents take no more memory than for 20,000 (within 25%): they grow
+// with the distinct field paths, lengths and small enums, not with the
+// documents.
+func TestInferMemoryIsBoundedBySchema(t *testing.T) {
+	retained := func(n int) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		col := &collector{root: newObjStats(), enumCap: DefaultEnumMax}
+		for i := 0; i < n; i++ {
+			raw, _ := bson.Marshal(generated(i))
+			if err := col.add(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(col)
+		return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+	}
+	small, large := retained(20_000), retained(200_000)
+	t.Logf("statistics retained: %d bytes for 20k documents, %d bytes for 200k", small, large)
+	if float64(large) > 1.25*float64(small)+64<<10 {
+		t.Errorf("statistics for 200k documents take %d bytes, for 20k %d: memory grows with the documents", large, small)
+	}
+}
+
+// generated is document i of a collection with free text, a small enum,
+// an optional field, mixed types and arrays of documents.
+func generated(i int) bson.D {
+	d := bson.D{
+		{Key: "_id", Value: bson.NewObjectID()},
+		{Key: "note", Value: fmt.Sprintf("free text %d", i)},
+		{Key: "status", Value: []string{"new", "open", "closed"}[i%3]},
+		{Key: "lines", Value: bson.A{bson.D{{Key: "qty", Value: int32(i % 7)}}, bson.D{{Key: "qty", Value: int64(i)}}}},
+	}
+	if i%5 == 0 {
+		d = append(d, bson.E{Key: "price", Value: fmt.Sprint(i)})
+	} else {
+		d = append(d, bson.E{Key: "price", Value: float64(i)})
+	}
+	return d
+}
