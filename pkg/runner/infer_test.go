@@ -160,8 +160,8 @@ func TestInitNamesMixedTypes(t *testing.T) {
 	}
 	oid := func(i int) string { return `{"$oid":"` + ids[i].Hex() + `"}` }
 	want := map[string]string{
-		"price":          fmt.Sprintf("double 195 [%s %s %s]; string 5 [%s %s %s]", oid(0), oid(1), oid(2), oid(3), oid(43), oid(83)),
-		"address.zip":    fmt.Sprintf("int 196 [%s %s %s]; string 4 [%s %s %s]", oid(0), oid(1), oid(2), oid(7), oid(57), oid(107)),
+		"price":       fmt.Sprintf("double 195 [%s %s %s]; string 5 [%s %s %s]", oid(0), oid(1), oid(2), oid(3), oid(43), oid(83)),
+		"address.zip": fmt.Sprintf("int 196 [%s %s %s]; string 4 [%s %s %s]", oid(0), oid(1), oid(2), oid(7), oid(57), oid(107)),
 		// 399 lines: the last one of each document has a long.
 		"lines[].amount": fmt.Sprintf("long 200 [%s %s %s]; int 199 [%s %s %s]", oid(0), oid(1), oid(2), oid(1), oid(2), oid(4)),
 	}
