@@ -226,6 +226,7 @@ func newApp(e *env) *cli.App {
 			unlockCommand(e),
 			infoCommand(e),
 			demoCommand(e),
+			initCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {

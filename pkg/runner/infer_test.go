@@ -232,3 +232,55 @@ func TestInitSampleWithoutServerSample(t *testing.T) {
 		t.Errorf("unknown collection: %v", err)
 	}
 }
+
+// TestInitBaselineUpKeepsExistingIndexes: `up` of a baseline on the
+// database it came from sends, per collection, collMod with the validator
+// (here refused: client-side only) and createIndexes with each index's
+// existing spec, which the server accepts without change; the indexes are
+// the same afterwards and the migration is recorded.
+func TestInitBaselineUpKeepsExistingIndexes(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	if _, err := sampledata.Load(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	idx := mongo.IndexModel{Keys: bson.D{{Key: "userId", Value: 1}, {Key: "createdAt", Value: -1}}, Options: options.Index().SetUnique(true).SetName("by_user")}
+	if _, err := db.Collection("orders").Indexes().CreateOne(ctx, idx); err != nil {
+		t.Fatal(err)
+	}
+	before := indexSpecs(t, db.Collection("orders"))
+	_, file := inferBaseline(t, db, runner.InferOptions{Collections: []string{"orders"}})
+	r := newRunner(t, db, fstest.MapFS{"0001_baseline.yaml": &fstest.MapFile{Data: []byte(file)}})
+	applied, err := r.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for _, c := range applied[0].Commands {
+		sent = append(sent, c.Name+" "+c.Outcome+" "+string(c.Text))
+	}
+	if len(sent) != 2 || !strings.HasPrefix(sent[0], `collMod clientSideOnly {"collMod":"orders","validator":{"$jsonSchema":`) ||
+		!strings.HasSuffix(sent[0], `"validationLevel":"moderate","validationAction":"warn"}`) ||
+		sent[1] != `createIndexes ok {"createIndexes":"orders","indexes":[{"key":{"userId":1,"createdAt":-1},"name":"by_user","unique":true}]}` {
+		t.Errorf("up sent:\n%s", strings.Join(sent, "\n"))
+	}
+	if after := indexSpecs(t, db.Collection("orders")); after != before {
+		t.Errorf("indexes changed:\nbefore %s\nafter  %s", before, after)
+	}
+	if got := ledgerVersions(t, db); len(got) != 1 || got[0] != 1 {
+		t.Errorf("ledger = %v", got)
+	}
+}
+
+func indexSpecs(t *testing.T, coll *mongo.Collection) string {
+	t.Helper()
+	cur, err := coll.Indexes().List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	for cur.Next(context.Background()) {
+		specs = append(specs, cur.Current.String())
+	}
+	return strings.Join(specs, "\n")
+}
