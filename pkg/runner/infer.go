@@ -60,8 +60,11 @@ type InferredCollection struct {
 	Read string `json:"read"`
 	// Schema is the inferred $jsonSchema (nil for an empty collection).
 	Schema ExtJSON `json:"schema,omitempty"`
-	// Indexes are the existing indexes but _id_, as the file declares them.
-	Indexes []migration.Index `json:"indexes"`
+	// Indexes are the existing indexes but _id_, as the file declares
+	// them; in JSON, as createIndexes specifications.
+	Indexes []migration.Index `json:"-"`
+	// IndexSpecs are Indexes as createIndexes specifications, for JSON.
+	IndexSpecs []ExtJSON `json:"indexes"`
 	// SkippedIndexes are indexes the file format cannot declare.
 	SkippedIndexes []SkippedIndex `json:"skippedIndexes,omitempty"`
 	// MixedTypes are the fields seen with more than one BSON type.
@@ -195,6 +198,11 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 	ic.MixedTypes = mixedTypes(col.root, "")
 	if ic.Indexes, ic.SkippedIndexes, err = existingIndexes(ctx, coll); err != nil {
 		return nil, nil, "", err
+	}
+	ic.IndexSpecs = []ExtJSON{}
+	for _, idx := range ic.Indexes {
+		spec := createIndexCommand(ic.Name, idx).Doc[1].Value.(bson.A)[0].(bson.D)
+		ic.IndexSpecs = append(ic.IndexSpecs, schemaExtJSON(spec))
 	}
 	return ic, col, warn, nil
 }
