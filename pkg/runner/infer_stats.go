@@ -41,6 +41,9 @@ type fieldStats struct {
 	// counts the arrays per length.
 	items *fieldStats
 	lens  map[int]int64
+	// age relates the lengths of the arrays seen here to their
+	// documents' creation time (analyze only).
+	age *correlation
 }
 
 // objStats is the fields of the documents seen at one path.
@@ -57,16 +60,28 @@ func newObjStats() *objStats { return &objStats{fields: map[string]*fieldStats{}
 type collector struct {
 	root    *objStats
 	enumCap int
+	// analyze: track array growth with age, depth and field counts.
+	analyze bool
+	// created is the current document's creation time (Unix seconds,
+	// from an ObjectId _id; 0 when unknown).
+	created int64
+	// depth and fields of the current document.
+	depth, fields int
 }
 
 // add records one document.
 func (c *collector) add(doc bson.Raw) error {
 	id := doc.Lookup("_id")
-	return c.object(c.root, doc, id)
+	c.created, c.depth, c.fields = 0, 0, 0
+	if oid, ok := id.ObjectIDOK(); ok {
+		c.created = oid.Timestamp().Unix()
+	}
+	return c.object(c.root, doc, id, 1)
 }
 
-func (c *collector) object(o *objStats, doc bson.Raw, id bson.RawValue) error {
+func (c *collector) object(o *objStats, doc bson.Raw, id bson.RawValue, depth int) error {
 	o.count++
+	c.depth = max(c.depth, depth)
 	elems, err := doc.Elements()
 	if err != nil {
 		return err
@@ -83,14 +98,15 @@ func (c *collector) object(o *objStats, doc bson.Raw, id bson.RawValue) error {
 			o.fields[key] = f
 			o.order = append(o.order, key)
 		}
-		if err := c.value(f, e.Value(), id); err != nil {
+		c.fields++
+		if err := c.value(f, e.Value(), id, depth); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue) error {
+func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue, depth int) error {
 	f.present++
 	t := bsonTypeName(v.Type)
 	if f.types == nil {
@@ -108,7 +124,7 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue) erro
 		if f.object == nil {
 			f.object = newObjStats()
 		}
-		return c.object(f.object, v.Document(), id)
+		return c.object(f.object, v.Document(), id, depth+1)
 	case bson.TypeArray:
 		vals, err := v.Array().Values()
 		if err != nil {
@@ -118,11 +134,18 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue) erro
 			f.lens = map[int]int64{}
 		}
 		f.lens[len(vals)]++
+		c.depth = max(c.depth, depth+1)
+		if c.analyze && c.created != 0 {
+			if f.age == nil {
+				f.age = &correlation{}
+			}
+			f.age.add(float64(c.created), float64(len(vals)))
+		}
 		if f.items == nil {
 			f.items = &fieldStats{}
 		}
 		for _, item := range vals {
-			if err := c.value(f.items, item, id); err != nil {
+			if err := c.value(f.items, item, id, depth+1); err != nil {
 				return err
 			}
 		}
@@ -161,6 +184,26 @@ func (f *fieldStats) typeNames() []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// quantile returns the smallest array length l such that at least the
+// fraction q of the arrays are no longer than l.
+func (f *fieldStats) quantile(q float64) int {
+	keys := make([]int, 0, len(f.lens))
+	var n int64
+	for l, c := range f.lens {
+		keys = append(keys, l)
+		n += c
+	}
+	sort.Ints(keys)
+	var seen int64
+	for _, l := range keys {
+		seen += f.lens[l]
+		if float64(seen) >= q*float64(n) {
+			return l
+		}
+	}
+	return 0
 }
 
 // lengths returns the minimum, median and maximum array length.
