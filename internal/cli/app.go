@@ -227,6 +227,7 @@ func newApp(e *env) *cli.App {
 			infoCommand(e),
 			demoCommand(e),
 			initCommand(e),
+			analyzeCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {

@@ -7,35 +7,30 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// correlation is Pearson's correlation of two series, kept as sums so
-// that its memory does not grow with the series.
+// correlation is Pearson's correlation of two series, kept with
+// Welford's online updates: memory does not grow with the series, and
+// large values (Unix times) lose no precision to cancellation.
 type correlation struct {
-	n                     float64
-	sx, sy, sxx, syy, sxy float64
+	n, meanX, meanY, m2x, m2y, cxy float64
 }
 
 func (c *correlation) add(x, y float64) {
 	c.n++
-	c.sx += x
-	c.sy += y
-	c.sxx += x * x
-	c.syy += y * y
-	c.sxy += x * y
+	dx, dy := x-c.meanX, y-c.meanY
+	c.meanX += dx / c.n
+	c.meanY += dy / c.n
+	c.m2x += dx * (x - c.meanX)
+	c.m2y += dy * (y - c.meanY)
+	c.cxy += dx * (y - c.meanY)
 }
 
 // r returns the correlation, and false when it is undefined (fewer than
 // 3 points, or a constant series).
 func (c *correlation) r() (float64, bool) {
-	if c == nil || c.n < 3 {
+	if c == nil || c.n < 3 || c.m2x <= 0 || c.m2y <= 0 {
 		return 0, false
 	}
-	cov := c.n*c.sxy - c.sx*c.sy
-	vx := c.n*c.sxx - c.sx*c.sx
-	vy := c.n*c.syy - c.sy*c.sy
-	if vx <= 0 || vy <= 0 {
-		return 0, false
-	}
-	return cov / math.Sqrt(vx*vy), true
+	return c.cxy / math.Sqrt(c.m2x*c.m2y), true
 }
 
 // sizeHistogram counts document sizes in buckets 2% wide, so quantiles

@@ -96,3 +96,22 @@ func generated(i int) bson.D {
 	}
 	return d
 }
+
+// TestCorrelationKeepsPrecision: Unix times a second apart correlate
+// exactly with a series that follows them (no cancellation).
+func TestCorrelationKeepsPrecision(t *testing.T) {
+	var c correlation
+	for i := 0; i < 1000; i++ {
+		c.add(1.7e9+float64(i), float64(1000-i))
+	}
+	if r, ok := c.r(); !ok || r > -0.999999 {
+		t.Errorf("r = %v, %v; want -1", r, ok)
+	}
+	var flat correlation
+	for i := 0; i < 5; i++ {
+		flat.add(float64(i), 3)
+	}
+	if _, ok := flat.r(); ok {
+		t.Error("a constant series has a correlation")
+	}
+}
