@@ -171,9 +171,9 @@ func Analyze(ctx context.Context, db *mongo.Database, opts AnalyzeOptions) (*Ana
 
 func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts AnalyzeOptions) (*CollectionAnalysis, string, error) {
 	ca := &CollectionAnalysis{Collection: coll.Name()}
-	total, err := coll.EstimatedDocumentCount(ctx)
+	total, err := estimate(ctx, coll, opts.Sample, opts.Progress != nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("count documents: %w", err)
+		return nil, "", err
 	}
 	ca.Total = total
 	cur, read, warn, err := openScan(ctx, coll, opts.Sample)
@@ -207,6 +207,9 @@ func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts Analyze
 	}
 	if opts.Progress != nil {
 		opts.Progress(ca.Collection, ca.Documents, ca.Documents)
+	}
+	if ca.Read == ReadAll {
+		ca.Total = ca.Documents
 	}
 	if ca.Documents > 0 {
 		ca.MeanFields = float64(fieldSum) / float64(ca.Documents)

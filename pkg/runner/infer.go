@@ -160,9 +160,9 @@ func contains(list []string, s string) bool {
 
 func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOptions) (*InferredCollection, *collector, string, error) {
 	ic := &InferredCollection{Name: coll.Name(), Read: ReadAll}
-	total, err := coll.EstimatedDocumentCount(ctx)
+	total, err := estimate(ctx, coll, opts.Sample, opts.Progress != nil)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("count documents: %w", err)
+		return nil, nil, "", err
 	}
 	ic.Total = total
 	cur, read, warn, err := openScan(ctx, coll, opts.Sample)
@@ -191,6 +191,9 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 	if opts.Progress != nil {
 		opts.Progress(ic.Name, ic.Documents, ic.Documents)
 	}
+	if ic.Read == ReadAll {
+		ic.Total = ic.Documents
+	}
 	if ic.Documents > 0 {
 		ic.schema = schemaOfObject(col.root, opts.EnumMax, true)
 		ic.Schema = schemaExtJSON(ic.schema)
@@ -207,10 +210,24 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 	return ic, col, warn, nil
 }
 
+// estimate returns the server's estimate of the collection's size when
+// it is needed: for a sample (to say of how many) or for progress. (On
+// MongoDB it is metadata; FerretDB counts by reading every document.)
+func estimate(ctx context.Context, coll *mongo.Collection, sample int64, progress bool) (int64, error) {
+	if sample <= 0 && !progress {
+		return 0, nil
+	}
+	n, err := coll.EstimatedDocumentCount(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count documents: %w", err)
+	}
+	return n, nil
+}
+
 // openScan opens the cursor: every document, or a sample of n.
 func openScan(ctx context.Context, coll *mongo.Collection, n int64) (*mongo.Cursor, string, string, error) {
 	if n <= 0 {
-		cur, err := coll.Find(ctx, bson.D{}, options.Find().SetBatchSize(1000))
+		cur, err := coll.Find(ctx, bson.D{})
 		if err != nil {
 			return nil, "", "", fmt.Errorf("read documents: %w", err)
 		}
