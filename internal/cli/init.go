@@ -28,6 +28,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "validation-level", Value: "moderate", Usage: "validationLevel of the baseline: off, moderate or strict"},
 			&cli.StringFlag{Name: "validation-action", Value: "warn", Usage: "validationAction of the baseline: warn or error"},
 			&cli.StringFlag{Name: "out", Usage: "write the migration to `FILE` instead of the next numbered file in --dir"},
+			&cli.IntFlag{Name: "examples", Usage: "give the first `N` documents of each collection as examples (real data: review before committing); default: none"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -68,7 +69,10 @@ func parseInitFlags(c *cli.Context) (initOptions, error) {
 	if action != "warn" && action != "error" {
 		return o, usageError(fmt.Errorf("--validation-action %q: use warn or error", action))
 	}
-	o.infer = runner.InferOptions{Collections: c.StringSlice("collection"), Sample: o.sample, EnumMax: enumMax}
+	if c.Int("examples") < 0 {
+		return o, usageError(fmt.Errorf("--examples %d: give a number of documents", c.Int("examples")))
+	}
+	o.infer = runner.InferOptions{Collections: c.StringSlice("collection"), Sample: o.sample, EnumMax: enumMax, Examples: c.Int("examples")}
 	o.file = runner.FileOptions{Level: migration.Level(level), Action: migration.Action(action)}
 	return o, nil
 }
@@ -90,6 +94,9 @@ func (e *env) runInit(ctx context.Context, o initOptions) error {
 			return err
 		}
 		path = filepath.Join(e.g.Dir, fmt.Sprintf("%0*d_baseline.yaml", width, next))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create the directory of %s: %w", path, err)
 	}
 	if _, err := os.Stat(path); err == nil {
 		return usageError(fmt.Errorf("%s already exists: init never overwrites a file; remove it or pass --out FILE", path))

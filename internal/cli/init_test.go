@@ -93,6 +93,18 @@ func TestInitCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, "warning: the server has no $sample") {
 		t.Errorf("stderr = %q", r.stderr)
 	}
+
+	// --examples: the first documents, which lint checks against the schema.
+	exDir := filepath.Join(tmp, "with-examples")
+	if r := run(t, false, "--embedded", sb, "init", "--examples", "3", "--out", filepath.Join(exDir, "0001_baseline.yaml")); r.code != ExitOK {
+		t.Fatalf("--examples: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(exDir, "0001_baseline.yaml")); !strings.Contains(string(b), `"price": "2.50"`) {
+		t.Errorf("no examples:\n%s", b)
+	}
+	if r := run(t, false, "--dir", exDir, "lint"); r.code != ExitOK || !strings.Contains(r.stdout, "0 errors, 0 warnings") {
+		t.Errorf("lint with examples: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestInitJSONIndexes: --json gives each index as its createIndexes spec;

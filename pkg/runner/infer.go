@@ -25,6 +25,10 @@ type InferOptions struct {
 	// EnumMax is the most distinct values a string field may have to get
 	// an enum; 0 means [DefaultEnumMax], a negative value disables enums.
 	EnumMax int
+	// Examples is how many documents per collection (the first ones
+	// read) the file gives as examples, without the version field; 0:
+	// none, since documents may hold personal data.
+	Examples int
 	// Progress, if set, is called every 1000 documents and at the end.
 	Progress func(collection string, scanned, total int64)
 }
@@ -70,6 +74,7 @@ type InferredCollection struct {
 	// MixedTypes are the fields seen with more than one BSON type.
 	MixedTypes []MixedType `json:"mixedTypes,omitempty"`
 	schema     bson.D
+	examples   []bson.Raw
 }
 
 // SkippedIndex is an index left out of the baseline, and why.
@@ -181,6 +186,9 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 			return nil, nil, "", fmt.Errorf("decode document %d: %w", ic.Documents+1, err)
 		}
 		ic.Documents++
+		if len(ic.examples) < opts.Examples {
+			ic.examples = append(ic.examples, append(bson.Raw(nil), cur.Current...))
+		}
 		if opts.Progress != nil && ic.Documents%1000 == 0 {
 			opts.Progress(ic.Name, ic.Documents, max(limit, ic.Documents))
 		}

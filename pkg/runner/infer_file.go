@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // FileOptions configure [Inference.File].
@@ -24,7 +25,8 @@ type FileOptions struct {
 // File renders the inference as a migration file named name: per
 // collection the inferred validator and the existing indexes, with
 // comments saying what was observed. It holds no document values except
-// the string values of small enums.
+// the string values of small enums, and the examples asked for
+// ([InferOptions].Examples).
 func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
 	level, action := orDefault(opts.Level, "moderate"), orDefault(opts.Action, "warn")
 	colls := mapping(false)
@@ -37,6 +39,13 @@ func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
 			js := renderSchema(ic.schema, nil, root)
 			body.Content = append(body.Content, key("validator"), withKey(mapping(false), key("$jsonSchema"), js),
 				key("validationLevel"), str(string(level)), key("validationAction"), str(string(action)))
+		}
+		if len(ic.examples) > 0 {
+			ex, err := examplesNode(ic.examples)
+			if err != nil {
+				return nil, fmt.Errorf("render %s: examples of %s: %w", name, ic.Name, err)
+			}
+			body.Content = append(body.Content, key("examples"), ex)
 		}
 		if len(ic.Indexes) > 0 {
 			list := &yaml.Node{Kind: yaml.SequenceNode}
@@ -259,6 +268,41 @@ func valueNode(v any) *yaml.Node {
 	out := n.Content[0].Content[1]
 	out.Style = yaml.FlowStyle
 	return out
+}
+
+// examplesNode gives each document as an example whose before and after
+// are the document itself (the baseline upgrades nothing), in canonical
+// Extended JSON so that every value keeps its BSON type, without the
+// version field (mongomig sets it; examples leave it out).
+func examplesNode(docs []bson.Raw) (*yaml.Node, error) {
+	list := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, raw := range docs {
+		var d bson.D
+		if err := bson.Unmarshal(raw, &d); err != nil {
+			return nil, err
+		}
+		kept := d[:0]
+		for _, e := range d {
+			if e.Key != version.DefaultField {
+				kept = append(kept, e)
+			}
+		}
+		b, err := bson.MarshalExtJSON(kept, true, false)
+		if err != nil {
+			return nil, err
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(b, &n); err != nil {
+			return nil, err
+		}
+		doc := n.Content[0]
+		doc.Style = yaml.FlowStyle
+		item := withKey(mapping(false), key("before"), doc)
+		item.Content = append(item.Content, key("after"), doc)
+		list.Content = append(list.Content, item)
+	}
+	list.Content[0].HeadComment = "documents as read (real values: remove personal data before committing)"
+	return list, nil
 }
 
 func mapping(flow bool) *yaml.Node {
