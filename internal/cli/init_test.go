@@ -21,20 +21,7 @@ import (
 func TestInitCommand(t *testing.T) {
 	tmp := t.TempDir()
 	sb, dir := filepath.Join(tmp, "sandbox"), filepath.Join(tmp, "migrations")
-	ids := []bson.ObjectID{bson.NewObjectID(), bson.NewObjectID(), bson.NewObjectID(), bson.NewObjectID()}
-	sandboxtest.InDir(t, sb, "app", func(db *mongo.Database) {
-		var docs []any
-		for i, id := range ids {
-			var price any = float64(i) + 0.5
-			if i == 2 {
-				price = "2.50"
-			}
-			docs = append(docs, bson.D{{Key: "_id", Value: id}, {Key: "price", Value: price}})
-		}
-		if _, err := db.Collection("things").InsertMany(context.Background(), docs); err != nil {
-			t.Fatal(err)
-		}
-	})
+	ids := thingsWithMixedPrice(t, sb)
 	r := run(t, false, "--embedded", sb, "--dir", dir, "init")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -71,8 +58,14 @@ func TestInitCommand(t *testing.T) {
 		t.Errorf("--enum-max -1: exit %d", r.code)
 	}
 
+	testInitAgain(t, sb, dir, tmp)
+}
+
+// testInitAgain: a second init numbers after the existing file, --json
+// gives the data, --examples adds documents that lint.
+func testInitAgain(t *testing.T, sb, dir, tmp string) {
 	// The next run numbers after the existing file; --json gives the data.
-	r = run(t, false, "--embedded", sb, "--dir", dir, "--json", "init", "--sample", "2")
+	r := run(t, false, "--embedded", sb, "--dir", dir, "--json", "init", "--sample", "2")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -143,4 +136,25 @@ func TestInitJSONIndexes(t *testing.T) {
 	if r := run(t, false, "--dir", dir, "lint"); r.code != ExitOK || !strings.Contains(r.stdout, "0 errors, 1 warning") {
 		t.Errorf("lint: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// thingsWithMixedPrice writes 4 things into the sandbox in sb; the third
+// one's price is a string. It returns their _ids.
+func thingsWithMixedPrice(t *testing.T, sb string) []bson.ObjectID {
+	t.Helper()
+	ids := []bson.ObjectID{bson.NewObjectID(), bson.NewObjectID(), bson.NewObjectID(), bson.NewObjectID()}
+	sandboxtest.InDir(t, sb, "app", func(db *mongo.Database) {
+		var docs []any
+		for i, id := range ids {
+			var price any = float64(i) + 0.5
+			if i == 2 {
+				price = "2.50"
+			}
+			docs = append(docs, bson.D{{Key: "_id", Value: id}, {Key: "price", Value: price}})
+		}
+		if _, err := db.Collection("things").InsertMany(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return ids
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
@@ -22,45 +23,7 @@ func TestAnalyzeFlagsRisks(t *testing.T) {
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	var bloated []any
-	var big bson.ObjectID
-	for i := 0; i < 20; i++ {
-		id := bson.NewObjectID()
-		size := 20 << 10
-		if i == 7 {
-			big, size = id, 600<<10
-		}
-		bloated = append(bloated, bson.D{{Key: "_id", Value: id}, {Key: "blob", Value: strings.Repeat("x", size)}})
-	}
-	if _, err := db.Collection("bloated").InsertMany(ctx, bloated); err != nil {
-		t.Fatal(err)
-	}
-	var feeds []any
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < 100; i++ {
-		events := bson.A{}
-		for j := 0; j < 100-i; j++ { // older documents hold longer arrays
-			events = append(events, int32(j))
-		}
-		logs := bson.A{"a", "b"}
-		if i == 50 {
-			for j := 0; j < 500; j++ {
-				logs = append(logs, "c")
-			}
-		}
-		d := bson.D{{Key: "_id", Value: bson.NewObjectIDFromTimestamp(start.Add(time.Duration(i) * 24 * time.Hour))},
-			{Key: "events", Value: events}, {Key: "meta", Value: bson.D{{Key: "logs", Value: logs}}}}
-		if i%20 == 0 {
-			d = append(d, bson.E{Key: "rare", Value: true})
-		}
-		if i%10 == 0 {
-			d = append(d, bson.E{Key: "version", Value: int32(2)})
-		}
-		feeds = append(feeds, d)
-	}
-	if _, err := db.Collection("feeds").InsertMany(ctx, feeds); err != nil {
-		t.Fatal(err)
-	}
+	big := loadRisky(t, db)
 
 	a, err := runner.Analyze(ctx, db, runner.AnalyzeOptions{SizeWarn: 0.03})
 	if err != nil {
@@ -111,4 +74,54 @@ func TestAnalyzeFlagsRisks(t *testing.T) {
 	if a.Risks != 3 {
 		t.Errorf("risks = %d", a.Risks)
 	}
+}
+
+// loadRisky writes a bloated collection (one document of 600 KiB among
+// 20 KiB ones, whose _id it returns) and feeds, whose events array is
+// longer the older the document, with an outlier meta.logs array, a
+// sparse field and versions.
+func loadRisky(t *testing.T, db *mongo.Database) bson.ObjectID {
+	t.Helper()
+	ctx := context.Background()
+	var bloated []any
+	var big bson.ObjectID
+	for i := 0; i < 20; i++ {
+		id := bson.NewObjectID()
+		size := 20 << 10
+		if i == 7 {
+			big, size = id, 600<<10
+		}
+		bloated = append(bloated, bson.D{{Key: "_id", Value: id}, {Key: "blob", Value: strings.Repeat("x", size)}})
+	}
+	if _, err := db.Collection("bloated").InsertMany(ctx, bloated); err != nil {
+		t.Fatal(err)
+	}
+	var feeds []any
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 100; i++ {
+		events := bson.A{}
+		for j := 0; j < 100-i; j++ { // older documents hold longer arrays
+			events = append(events, int32(j))
+		}
+		logs := bson.A{"a", "b"}
+		if i == 50 {
+			for j := 0; j < 500; j++ {
+				logs = append(logs, "c")
+			}
+		}
+		d := bson.D{{Key: "_id", Value: bson.NewObjectIDFromTimestamp(start.Add(time.Duration(i) * 24 * time.Hour))},
+			{Key: "events", Value: events}, {Key: "meta", Value: bson.D{{Key: "logs", Value: logs}}}}
+		if i%20 == 0 {
+			d = append(d, bson.E{Key: "rare", Value: true})
+		}
+		if i%10 == 0 {
+			d = append(d, bson.E{Key: "version", Value: int32(2)})
+		}
+		feeds = append(feeds, d)
+	}
+	if _, err := db.Collection("feeds").InsertMany(ctx, feeds); err != nil {
+		t.Fatal(err)
+	}
+
+	return big
 }
