@@ -16,7 +16,7 @@ import (
 // InferOptions configure [Infer].
 type InferOptions struct {
 	// Collections limits the inference; empty means every collection of
-	// the database except system.* and mongomig_* ones.
+	// the database except system.* and mongomig_* ones (and views).
 	Collections []string
 	// Sample reads N documents per collection: a uniform $sample where
 	// the server has it, else the first N in _id order (see
@@ -127,7 +127,8 @@ func Infer(ctx context.Context, db *mongo.Database, opts InferOptions) (*Inferen
 
 // inferTargets returns the collections to read, sorted.
 func inferTargets(ctx context.Context, db *mongo.Database, want []string) ([]string, error) {
-	all, err := db.ListCollectionNames(ctx, bson.D{})
+	// Views are left out: they have no indexes and take no validator.
+	all, err := db.ListCollectionNames(ctx, bson.D{{Key: "type", Value: "collection"}})
 	if err != nil {
 		return nil, fmt.Errorf("list collections: %w", err)
 	}
