@@ -226,6 +226,8 @@ func newApp(e *env) *cli.App {
 			unlockCommand(e),
 			infoCommand(e),
 			demoCommand(e),
+			initCommand(e),
+			analyzeCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {
