@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -36,6 +38,9 @@ type Server struct {
 	dir    string
 	cancel context.CancelFunc
 	done   chan error
+	proxy  *proxy
+	tuner  *tuner
+	once   sync.Once
 }
 
 // Start starts a server listening on a free loopback TCP port. It returns once
@@ -69,21 +74,49 @@ func Start(opts Options) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	// Clients connect to our proxy on addr; FerretDB listens on a port of
+	// its own that only the proxy uses.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if temp {
+			_ = os.RemoveAll(abs)
+		}
+		return nil, fmt.Errorf("sandbox: listen on %s: %w", addr, err)
+	}
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: addr},
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
 		Handler:   "sqlite",
 		SQLiteURL: sqliteURL,
 		Logger:    logger,
 	})
 	if err != nil {
+		_ = ln.Close()
 		if temp {
 			_ = os.RemoveAll(abs)
 		}
 		return nil, fmt.Errorf("sandbox: start embedded server in %q: %w", abs, err)
 	}
+	backend, err := url.Parse(f.MongoDBURI())
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("sandbox: embedded server address %q: %w", f.MongoDBURI(), err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{uri: f.MongoDBURI(), dir: abs, cancel: cancel, done: make(chan error, 1)}
+	t := newTuner(abs, logger)
+	s := &Server{
+		uri:    (&url.URL{Scheme: "mongodb", Host: ln.Addr().String(), Path: "/"}).String(),
+		dir:    abs,
+		cancel: cancel,
+		done:   make(chan error, 1),
+		tuner:  t,
+	}
+	// Databases that exist already are tuned before any client connects.
+	if err := t.pass(true); err != nil {
+		logger.Warn("sandbox: tune existing databases", slog.Any("error", err))
+	}
+	go t.run()
+	s.proxy = newProxy(ln, backend.Host, t)
 	go func() {
 		err := f.Run(ctx)
 		if errors.Is(err, context.Canceled) {
@@ -109,6 +142,10 @@ func (s *Server) Dir() string { return s.dir }
 // Stop shuts the server down and waits for it to finish, at most until ctx
 // is done. Disconnect clients first: the server waits for open connections.
 func (s *Server) Stop(ctx context.Context) error {
+	s.once.Do(func() {
+		s.proxy.close() // closing client connections lets FerretDB stop at once
+		s.tuner.close()
+	})
 	s.cancel()
 	select {
 	case err := <-s.done:
@@ -118,6 +155,12 @@ func (s *Server) Stop(ctx context.Context) error {
 		return fmt.Errorf("sandbox: stop: %w", ctx.Err())
 	}
 }
+
+// Sync indexes, now, every collection that exists (see docs/sandbox.md);
+// the server otherwise does it within a few tens of milliseconds of a
+// collection's creation. Tests that measure per-write costs call it after
+// creating their collections.
+func (s *Server) Sync() error { return s.tuner.pass(true) }
 
 // StopTimeout is how long callers without a deadline of their own should let
 // [Server.Stop] wait.
