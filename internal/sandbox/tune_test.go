@@ -202,7 +202,7 @@ func TestCursorOpensOnAnUncheckpointedWAL(t *testing.T) {
 			t.Fatalf("open: %v %v", ok, err)
 		}
 		var busy int64
-		if err := d.conn.QueryRow("PRAGMA wal_checkpoint(" + mode + ")").Scan(&busy, &log, &done); err != nil {
+		if err := d.conn.QueryRow("PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &log, &done); err != nil {
 			t.Fatal(err)
 		}
 		return log, done
