@@ -45,6 +45,10 @@ type BackfillOptions struct {
 	// on the server with one updateMany per step, which Rate does not
 	// throttle.
 	ClientSide bool
+	// ServerSide uses the server-side path even where it is off by default
+	// because the server evaluates its range filters by scanning the
+	// collection (FerretDB v1; see [Capabilities.GuardedWrites]).
+	ServerSide bool
 	// AlwaysGuard filters every client-path write on the old values of the
 	// fields it changes even where the server cannot do that atomically and
 	// without a scan (FerretDB v1; see [Capabilities.GuardedWrites]), where
@@ -163,8 +167,8 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		opts.guarded = Capability{Available: true}
 	}
 	if !opts.guarded.Available {
-		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill writes are filtered on _id alone, not on the old values they replace: " + opts.guarded.Reason +
-			"; an application write landing between the backfill's read and its write may be overwritten (AlwaysGuard to guard anyway, at a scan per write)"})
+		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
+			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
 	}
 	if opts.checkpointEvery == 0 {
 		opts.checkpointEvery = time.Second
@@ -243,23 +247,24 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		saved = time.Now()
 		return nil
 	}
-	if !opts.ClientSide {
-		before := cb.Upgraded
-		if err := r.backfillServerSide(ctx, coll, name, cb); err != nil {
-			if ctx.Err() != nil {
-				*stopped = "interrupted"
-				return cb, save()
-			}
-			return cb, err
-		}
-		cp.Upgraded += cb.Upgraded - before
-	}
-	// How many documents the client walk faces, for the progress line's
-	// ETA: counted only when someone watches (it scans on some servers).
+	// How many documents are below target, for the progress line's ETA:
+	// counted only when someone watches (it scans on some servers).
 	remaining := int64(-1)
 	if opts.Progress != nil {
 		if n, err := coll.CountDocuments(ctx, r.belowFilter(target)); err == nil {
 			remaining = n
+		}
+	}
+	if !opts.ClientSide && (opts.guarded.Available || opts.ServerSide) {
+		sw := &serverWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp, remaining: remaining}
+		stop, err := sw.run(ctx)
+		if err != nil {
+			_ = save()
+			return cb, err
+		}
+		if stop != "" {
+			*stopped = stop
+			return cb, save()
 		}
 	}
 	failed := map[string]*FailureGroup{}

@@ -185,7 +185,7 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 		for b.Loop() {
 			db := setup(b)
 			r := newRunner(b, db, samples(b))
-			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch})
+			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch, ServerSide: true})
 			if err != nil || res.Collections[0].ServerSide != n {
 				b.Fatalf("%+v %v", res, err)
 			}

@@ -429,7 +429,7 @@ func TestBackfillServerSideMatchesClientSide(t *testing.T) {
 	ctx := context.Background()
 	dbServer, _, rServer := sampleApplied(t)
 	dbClient, _, rClient := sampleApplied(t)
-	resS, err := rServer.Backfill(ctx, runner.BackfillOptions{})
+	resS, err := rServer.Backfill(ctx, runner.BackfillOptions{ServerSide: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestBackfillServerSideResumes(t *testing.T) {
 			cancel()
 		}
 	})
-	if _, err := r.Backfill(cctx, runner.BackfillOptions{Collections: []string{"users"}}); err == nil {
+	if _, err := r.Backfill(cctx, runner.BackfillOptions{Collections: []string{"users"}, ServerSide: true}); err == nil {
 		t.Log("the stop landed after the plan (nothing to resume)")
 	}
 	runner.SetHook(r, nil)
@@ -497,7 +497,7 @@ func TestBackfillServerSideResumes(t *testing.T) {
 	if string(lb) != string(fb) {
 		t.Errorf("lazy resume of a half-upgraded document:\n got %s\nwant %s", bson.Raw(lb), bson.Raw(fb))
 	}
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, ServerSide: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, exp := allDocs(t, db)["users"], allDocs(t, want)["users"]

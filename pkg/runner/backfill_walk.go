@@ -29,7 +29,7 @@ type clientWalk struct {
 	saved     *time.Time
 	failed    map[string]*FailureGroup
 	idOnly    bool  // write with _id-only filters (see Capabilities.GuardedWrites)
-	remaining int64 // documents below target when the walk began (-1: unknown)
+	remaining int64 // documents below target when the run began (-1: unknown)
 }
 
 // run walks to the end, or until ctx ends or the deadline passes (it then
@@ -41,7 +41,6 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 			_ = cur.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	walkStart := w.cb.Upgraded
 	batch := make([]bson.D, 0, w.opts.Batch)
 	lost := 0 // cursors lost in a row
 	for {
@@ -76,7 +75,7 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 			if w.opts.Progress != nil {
 				left := int64(-1)
 				if w.remaining >= 0 {
-					left = max(w.remaining-(w.cb.Upgraded-walkStart), 0)
+					left = max(w.remaining-w.cb.Upgraded, 0)
 				}
 				w.opts.Progress(BackfillProgress{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 			}
