@@ -68,7 +68,10 @@ func Start(opts Options) (*Server, error) {
 	}
 	// FerretDB requires the URL to end with a slash; it stores one
 	// <db>.sqlite file per database in that directory.
-	sqliteURL := (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(abs) + "/"}).String()
+	// synchronous(normal): in WAL mode a commit then survives the process
+	// being killed, only not the machine losing power, and costs no fsync
+	// (FerretDB commits every document it writes on its own).
+	sqliteURL := (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(abs) + "/", RawQuery: "_pragma=synchronous(normal)"}).String()
 
 	addr := opts.Addr
 	if addr == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -229,19 +230,22 @@ func TestCursorOpensOnAnUncheckpointedWAL(t *testing.T) {
 }
 
 // TestPerWriteCostFlat times single-document writes filtered on _id (the
-// form every backfill write takes) at 1,000 and at 8,000 documents. Without
-// the _id expression index each write scans the table, so the second
-// figure is several times the first; with it, both are the same up to noise.
-// The assertion is on the ratio of two measurements of this test.
+// form every backfill write takes) in a collection of 1,000 documents and in
+// one of 8,000, alternating between the two in rounds so that the load of a
+// shared machine falls on both alike, and compares the medians. Without the
+// _id expression index each write scans its table, and a write in the
+// larger collection costs several times one in the smaller (6.5x measured);
+// with it, both cost the same up to noise. The assertion is on the ratio
+// of two measurements of this test, never on a duration.
 func TestPerWriteCostFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("loads 8,000 documents")
+		t.Skip("loads 9,000 documents")
 	}
 	ctx := context.Background()
 	s, c := startTest(t, t.TempDir())
-	coll := c.Database("app").Collection("items")
-	var ids []bson.ObjectID
-	load := func(n int) {
+	load := func(name string, n int) (*mongo.Collection, []bson.ObjectID) {
+		coll := c.Database("app").Collection(name)
+		ids := make([]bson.ObjectID, 0, n)
 		docs := make([]any, 0, n)
 		for i := 0; i < n; i++ {
 			id := bson.NewObjectID()
@@ -251,28 +255,37 @@ func TestPerWriteCostFlat(t *testing.T) {
 		if _, err := coll.InsertMany(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Sync(); err != nil {
-			t.Fatal(err)
-		}
+		return coll, ids
 	}
-	perWrite := func() time.Duration {
-		const writes = 150
+	small, smallIDs := load("small", 1000)
+	large, largeIDs := load("large", 8000)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	round := func(coll *mongo.Collection, ids []bson.ObjectID, r int) time.Duration {
+		const writes = 20
 		start := time.Now()
 		for i := 0; i < writes; i++ {
-			id := ids[(i*7919)%len(ids)]
+			id := ids[(r*writes+i)*7919%len(ids)]
 			if _, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "w", Value: 1}}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return time.Since(start) / writes
 	}
-	load(1000)
-	small := perWrite()
-	load(7000)
-	large := perWrite()
-	ratio := float64(large) / float64(small)
-	t.Logf("per write: %v at 1,000 documents, %v at 8,000: %.2fx", small, large, ratio)
-	if ratio > 2.5 {
-		t.Errorf("a write at 8,000 documents costs %.2fx one at 1,000 (%v vs %v): writes by _id scan the table", ratio, large, small)
+	var sm, lg []time.Duration
+	for r := 0; r < 9; r++ {
+		sm = append(sm, round(small, smallIDs, r))
+		lg = append(lg, round(large, largeIDs, r))
+	}
+	median := func(d []time.Duration) time.Duration {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[len(d)/2]
+	}
+	ms, ml := median(sm), median(lg)
+	ratio := float64(ml) / float64(ms)
+	t.Logf("median per write: %v at 1,000 documents, %v at 8,000: %.2fx", ms, ml, ratio)
+	if ratio > 3 {
+		t.Errorf("a write at 8,000 documents costs %.2fx one at 1,000 (%v vs %v): writes by _id scan the table", ratio, ml, ms)
 	}
 }
