@@ -107,6 +107,19 @@ type BackfillResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// FailuresRemain reports whether some collection has documents its upgrade
+// could not transform (listed in Failed): they stay at their old version
+// until the data or the steps are fixed and backfill runs again, so a
+// command line should exit non-zero.
+func (r *BackfillResult) FailuresRemain() bool {
+	for _, c := range r.Collections {
+		if len(c.Failed) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkpoint is the stored progress of one collection's backfill.
 type checkpoint struct {
 	Collection string `bson:"_id"`

@@ -161,3 +161,34 @@ func TestBackfillWritesByCapabilityMongoDB(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillFailuresRemain: a document its upgrade cannot transform is
+// left at its version, listed with its _id, and the result says failures
+// remain (what makes the command exit non-zero); once fixed, a second run
+// upgrades it and nothing remains.
+func TestBackfillFailuresRemain(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 20)
+	bad := bson.NewObjectID()
+	if _, err := db.Collection("items").InsertOne(ctx, bson.D{{Key: "_id", Value: bad}, {Key: "i", Value: int32(20)}, {Key: "n", Value: "not a number"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := counterRunner(t, db)
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	if !res.FailuresRemain() || c.Upgraded != 20 || c.Proven || len(c.Failed) != 1 || !strings.Contains(strings.Join(c.Failed[0].ExampleIDs, " "), bad.Hex()) {
+		t.Fatalf("result %+v: want the bad document listed and failures remaining", c)
+	}
+	if _, err := db.Collection("items").UpdateOne(ctx, bson.D{{Key: "_id", Value: bad}}, bson.D{{Key: "$set", Value: bson.D{{Key: "n", Value: int32(0)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
+	if err != nil || res.FailuresRemain() || !res.Collections[0].Proven || res.Collections[0].Upgraded != 1 {
+		t.Fatalf("after the fix: %+v %v", res, err)
+	}
+	checkItems(t, db, 21)
+}
