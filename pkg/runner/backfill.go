@@ -229,23 +229,11 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	cps := r.db.Collection(BackfillCollection)
 	cb := &CollectionBackfill{Collection: name, Target: target}
 
-	var cp checkpoint
-	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&cp)
-	switch {
-	case errors.Is(err, mongo.ErrNoDocuments):
-		cp = checkpoint{Collection: name, Target: target}
-	case err != nil:
-		return nil, fmt.Errorf("read backfill checkpoint of %s: %w", name, err)
-	case cp.Target != target:
-		// A later migration raised the target: start over.
-		cp = checkpoint{Collection: name, Target: target}
-	case cp.Done:
-		// A finished walk: walk again from the start (only documents still
-		// below target match: failures, and old writers' documents).
-		cp = checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}
-	default:
-		cb.Resumed = cp.LastID != nil
+	cp, resumed, err := loadCheckpoint(ctx, cps, name, target)
+	if err != nil {
+		return nil, err
 	}
+	cb.Resumed = resumed
 	saved := time.Now()
 	save := func() error {
 		cp.UpdatedAt = time.Now()
@@ -310,6 +298,28 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
 	return cb, save()
+}
+
+// loadCheckpoint reads the checkpoint of collection name's backfill to
+// target, or starts a new one; resumed tells whether a walk stopped
+// half-way.
+func loadCheckpoint(ctx context.Context, cps *mongo.Collection, name string, target int64) (checkpoint, bool, error) {
+	var cp checkpoint
+	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&cp)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return checkpoint{Collection: name, Target: target}, false, nil
+	case err != nil:
+		return cp, false, fmt.Errorf("read backfill checkpoint of %s: %w", name, err)
+	case cp.Target != target:
+		// A later migration raised the target: start over.
+		return checkpoint{Collection: name, Target: target}, false, nil
+	case cp.Done:
+		// A finished walk: walk again from the start (only documents still
+		// below target match: failures, and old writers' documents).
+		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}, false, nil
+	}
+	return cp, cp.LastID != nil, nil
 }
 
 // readBatch reads up to n documents in _id order with a query of its own.
