@@ -112,27 +112,33 @@ func (p *proxy) serve(client net.Conn) {
 	go func() {
 		defer close(done)
 		// Server to client: release a drop's barrier once it is answered.
-		_ = pump(server, client, func(h header, _ []byte) {
+		_ = pump(server, client, func(h header, _ []byte) func() {
 			mu.Lock()
 			release := pending[h.responseTo]
 			delete(pending, h.responseTo)
 			mu.Unlock()
-			if release != nil {
-				release()
-			}
+			return release // after the reply is forwarded
 		})
 		_ = client.Close()
 	}()
-	_ = pump(client, server, func(h header, body []byte) {
+	var unacked func() // the barrier of a dropDatabase sent without reply
+	_ = pump(client, server, func(h header, body []byte) func() {
+		if unacked != nil {
+			// FerretDB handles the messages of one connection in order: the
+			// one before this has been handled once this one is answered.
+			release := unacked
+			unacked = nil
+			mu.Lock()
+			pending[h.requestID] = release
+			mu.Unlock()
+		}
 		name, db := command(h, body)
 		switch name {
 		case "dropDatabase":
 			release := p.tuner.barrier(db)
 			if h.flags&flagMoreToCome != 0 {
-				// No reply will come: FerretDB handles messages of one
-				// connection in order, so the next one is answered after it.
-				defer release()
-				return
+				unacked = release
+				return nil
 			}
 			mu.Lock()
 			pending[h.requestID] = release
@@ -140,7 +146,11 @@ func (p *proxy) serve(client net.Conn) {
 		case "find", "aggregate":
 			p.tuner.beforeCursor(db)
 		}
+		return nil
 	})
+	if unacked != nil {
+		unacked()
+	}
 	_ = server.Close()
 	<-done
 }
@@ -162,8 +172,8 @@ type header struct {
 }
 
 // pump copies whole messages from src to dst, calling inspect on each
-// before it is forwarded.
-func pump(src io.Reader, dst io.Writer, inspect func(h header, body []byte)) error {
+// before it is forwarded and the function inspect returns, if any, after.
+func pump(src io.Reader, dst io.Writer, inspect func(h header, body []byte) func()) error {
 	r := bufio.NewReaderSize(src, 64<<10)
 	buf := make([]byte, 0, 64<<10)
 	for {
@@ -192,8 +202,12 @@ func pump(src io.Reader, dst io.Writer, inspect func(h header, body []byte)) err
 		if h.opCode == opMsg && h.length >= msgHeaderLen+4 {
 			h.flags = binary.LittleEndian.Uint32(buf[msgHeaderLen:])
 		}
-		inspect(h, buf[msgHeaderLen:])
-		if _, err := dst.Write(buf); err != nil {
+		after := inspect(h, buf[msgHeaderLen:])
+		_, err := dst.Write(buf)
+		if after != nil {
+			after()
+		}
+		if err != nil {
 			return err
 		}
 	}

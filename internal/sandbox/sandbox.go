@@ -51,20 +51,9 @@ func Start(opts Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 
-	dir, temp := opts.Dir, false
-	if dir == "" {
-		d, err := os.MkdirTemp("", "mongomig-sandbox-")
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: temporary directory: %w", err)
-		}
-		dir, temp = d, true
-	}
-	abs, err := filepath.Abs(dir)
+	abs, temp, err := storage(opts.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: directory %q: %w", dir, err)
-	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("sandbox: create directory %q: %w", abs, err)
+		return nil, err
 	}
 	// FerretDB requires the URL to end with a slash; it stores one
 	// <db>.sqlite file per database in that directory.
@@ -133,6 +122,26 @@ func Start(opts Options) (*Server, error) {
 		s.done <- err
 	}()
 	return s, nil
+}
+
+// storage returns the absolute storage directory, created if missing (a
+// new temporary one when dir is empty; temp then says so).
+func storage(dir string) (abs string, temp bool, err error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "mongomig-sandbox-")
+		if err != nil {
+			return "", false, fmt.Errorf("sandbox: temporary directory: %w", err)
+		}
+		dir, temp = d, true
+	}
+	abs, err = filepath.Abs(dir)
+	if err != nil {
+		return "", false, fmt.Errorf("sandbox: directory %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", false, fmt.Errorf("sandbox: create directory %q: %w", abs, err)
+	}
+	return abs, temp, nil
 }
 
 // URI is the connection string of the server, for example
