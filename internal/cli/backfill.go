@@ -17,14 +17,18 @@ func backfillCommand(e *env) *cli.Command {
 		Usage: "upgrade the documents below the current version, resumably, in the background",
 		Description: "Walks each collection in _id order and writes every upgrade as a guarded delta, so concurrent\n" +
 			"application writes are never lost. Checkpointed: a killed or stopped backfill continues where it\n" +
-			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped cleanly.",
-		Flags: []cli.Flag{
+			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped cleanly with\n" +
+			"no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when another\n" +
+			"backfill of the collection holds its lease past --lock-wait.",
+		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second (default: no cap)"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)"},
 			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document (throttled by --rate)"},
-		},
+			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read)"},
+			&cli.BoolFlag{Name: "always-guard", Usage: "filter every client-path write on the old values of what it changes, even where the server cannot do so without a scan"},
+		}, lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -32,16 +36,20 @@ func backfillCommand(e *env) *cli.Command {
 			if c.Int("batch") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
 				return usageError(fmt.Errorf("--batch must be positive, --rate and --max-time not negative"))
 			}
-			return e.runBackfill(c.Context, runner.BackfillOptions{
+			if c.Bool("client-side") && c.Bool("server-side") {
+				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
+			}
+			return runnerExit(e.runBackfill(c.Context, c, runner.BackfillOptions{
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
-			})
+				ServerSide: c.Bool("server-side"), AlwaysGuard: c.Bool("always-guard"),
+			}))
 		},
 	}
 }
 
-func (e *env) runBackfill(ctx context.Context, opts runner.BackfillOptions) error {
-	s, err := e.open(ctx, nil, nil)
+func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.BackfillOptions) error {
+	s, err := e.open(ctx, c, nil)
 	if err != nil {
 		return err
 	}
@@ -73,6 +81,9 @@ func (e *env) runBackfill(ctx context.Context, opts runner.BackfillOptions) erro
 			}
 		} else {
 			e.renderBackfill(res)
+		}
+		if err == nil && res.FailuresRemain() {
+			return &exitError{code: ExitFailure, err: fmt.Errorf("documents that could not be upgraded remain (listed above); fix them or their upgrade, then run backfill again"), reported: e.out.json}
 		}
 	}
 	return err

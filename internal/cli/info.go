@@ -67,6 +67,7 @@ func (e *env) runInfo(ctx context.Context) error {
 		{"$jsonSchema queries", r.Capabilities.JSONSchemaQueries},
 		{"pipeline updates", r.Capabilities.PipelineUpdates},
 		{"transactions", r.Capabilities.Transactions},
+		{"guarded writes", r.Capabilities.GuardedWrites},
 	}
 	for _, c := range caps {
 		if c.c.Available {

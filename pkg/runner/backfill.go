@@ -45,8 +45,19 @@ type BackfillOptions struct {
 	// on the server with one updateMany per step, which Rate does not
 	// throttle.
 	ClientSide bool
+	// ServerSide uses the server-side path even where it is off by default
+	// because the server evaluates its range filters by scanning the
+	// collection (FerretDB v1; see [Capabilities.GuardedWrites]).
+	ServerSide bool
+	// AlwaysGuard filters every client-path write on the old values of the
+	// fields it changes even where the server cannot do that atomically and
+	// without a scan (FerretDB v1; see [Capabilities.GuardedWrites]), where
+	// writes are otherwise filtered on _id alone.
+	AlwaysGuard bool
 	// checkpointEvery bounds how often the checkpoint is written (tests).
 	checkpointEvery time.Duration
+	// guarded is the server's GuardedWrites capability (or forced).
+	guarded Capability
 }
 
 // BackfillProgress is the state after a batch.
@@ -94,6 +105,19 @@ type BackfillResult struct {
 	Collections []CollectionBackfill `json:"collections"`
 	// Stopped is "", "deadline" (MaxTime) or "interrupted" (ctx).
 	Stopped string `json:"stopped,omitempty"`
+}
+
+// FailuresRemain reports whether some collection has documents its upgrade
+// could not transform (listed in Failed): they stay at their old version
+// until the data or the steps are fixed and backfill runs again, so a
+// command line should exit non-zero.
+func (r *BackfillResult) FailuresRemain() bool {
+	for _, c := range r.Collections {
+		if len(c.Failed) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // checkpoint is the stored progress of one collection's backfill.
@@ -144,8 +168,20 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultBackfillBatch
 	}
-	if info, err := serverInfo(ctx, r.db); err == nil && info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
+	info, err := serverInfo(ctx, r.db)
+	if err != nil {
+		return nil, err
+	}
+	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
 		opts.Batch = FerretDBMaxBatch
+	}
+	opts.guarded = guardedWrites(info)
+	if opts.AlwaysGuard {
+		opts.guarded = Capability{Available: true}
+	}
+	if !opts.guarded.Available {
+		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
+			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
 	}
 	if opts.checkpointEvery == 0 {
 		opts.checkpointEvery = time.Second
@@ -193,23 +229,11 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	cps := r.db.Collection(BackfillCollection)
 	cb := &CollectionBackfill{Collection: name, Target: target}
 
-	var cp checkpoint
-	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&cp)
-	switch {
-	case errors.Is(err, mongo.ErrNoDocuments):
-		cp = checkpoint{Collection: name, Target: target}
-	case err != nil:
-		return nil, fmt.Errorf("read backfill checkpoint of %s: %w", name, err)
-	case cp.Target != target:
-		// A later migration raised the target: start over.
-		cp = checkpoint{Collection: name, Target: target}
-	case cp.Done:
-		// A finished walk: walk again from the start (only documents still
-		// below target match: failures, and old writers' documents).
-		cp = checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}
-	default:
-		cb.Resumed = cp.LastID != nil
+	cp, resumed, err := loadCheckpoint(ctx, cps, name, target)
+	if err != nil {
+		return nil, err
 	}
+	cb.Resumed = resumed
 	saved := time.Now()
 	save := func() error {
 		cp.UpdatedAt = time.Now()
@@ -224,26 +248,26 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		saved = time.Now()
 		return nil
 	}
-	if !opts.ClientSide {
-		before := cb.Upgraded
-		if err := r.backfillServerSide(ctx, coll, name, cb); err != nil {
-			if ctx.Err() != nil {
-				*stopped = "interrupted"
-				return cb, save()
-			}
-			return cb, err
-		}
-		cp.Upgraded += cb.Upgraded - before
-	}
-	// How many documents the client walk faces, for the progress line's
-	// ETA: counted only when someone watches (it scans on some servers).
+	// How many documents are below target, for the progress line's ETA:
+	// counted only when someone watches (it scans on some servers).
 	remaining := int64(-1)
 	if opts.Progress != nil {
 		if n, err := coll.CountDocuments(ctx, r.belowFilter(target)); err == nil {
 			remaining = n
 		}
 	}
-	walkStart := cb.Upgraded
+	if !opts.ClientSide && (opts.guarded.Available || opts.ServerSide) {
+		sw := &serverWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp, remaining: remaining}
+		stop, err := sw.run(ctx)
+		if err != nil {
+			_ = save()
+			return cb, err
+		}
+		if stop != "" {
+			*stopped = stop
+			return cb, save()
+		}
+	}
 	failed := map[string]*FailureGroup{}
 	defer func() {
 		for _, g := range failed {
@@ -254,74 +278,15 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		cb.TotalUpgraded = cp.Upgraded
 		cb.DurationMS = time.Since(start).Milliseconds()
 	}()
-
-	for {
-		if ctx.Err() != nil {
-			*stopped = "interrupted"
-			return cb, save()
-		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			*stopped = "deadline"
-			return cb, save()
-		}
-		filter := r.belowFilter(target)
-		if cp.LastID != nil {
-			filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: cp.LastID}}}}, filter}}}
-		}
-		docs, err := r.readBatch(ctx, coll, filter, opts.Batch)
-		if err != nil {
-			if ctx.Err() != nil {
-				*stopped = "interrupted"
-				return cb, save()
-			}
-			return cb, err
-		}
-		cb.RoundTrips++
-		if len(docs) == 0 {
-			break
-		}
-		if r.hook != nil {
-			r.hook("backfill.read", target, len(docs))
-		}
-		// The batch is written even if ctx is cancelled meanwhile: Ctrl-C
-		// stops at a batch boundary.
-		wctx := context.WithoutCancel(ctx)
-		n, conflicts, trips, err := r.writeBatch(wctx, coll, name, docs, failed)
-		cb.RoundTrips += trips
-		cb.Upgraded += n
-		cp.Upgraded += n
-		cb.Conflicts += conflicts
-		cb.Batches++
-		if err != nil {
-			_ = save()
-			return cb, err
-		}
-		if id, ok := lookup(docs[len(docs)-1], "_id"); ok {
-			cp.LastID = id
-		}
-		if r.hook != nil {
-			r.hook("backfill.batch", target, int(cb.Batches))
-		}
-		if time.Since(saved) >= opts.checkpointEvery {
-			if err := save(); err != nil {
-				return cb, err
-			}
-		}
-		if opts.Progress != nil {
-			left := int64(-1)
-			if remaining >= 0 {
-				left = max(remaining-(cb.Upgraded-walkStart), 0)
-			}
-			opts.Progress(BackfillProgress{Collection: name, Target: target, Upgraded: cb.Upgraded, Total: cp.Upgraded, Remaining: left, Elapsed: time.Since(start)})
-		}
-		if opts.Rate > 0 {
-			// Sleep until the run's average is back under the cap.
-			due := start.Add(time.Duration(float64(cb.Upgraded) / opts.Rate * float64(time.Second)))
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Until(due)):
-			}
-		}
+	w := &clientWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp,
+		save: save, saved: &saved, failed: failed, idOnly: !opts.guarded.Available, remaining: remaining}
+	stop, err := w.run(ctx)
+	if err != nil {
+		return cb, err
+	}
+	if stop != "" {
+		*stopped = stop
+		return cb, save()
 	}
 	cb.Complete = true
 	cp.Done = true
@@ -335,8 +300,29 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	return cb, save()
 }
 
-// readBatch reads up to n documents in _id order with a query of its own
-// (no cursor stays open across the writes).
+// loadCheckpoint reads the checkpoint of collection name's backfill to
+// target, or starts a new one; resumed tells whether a walk stopped
+// half-way.
+func loadCheckpoint(ctx context.Context, cps *mongo.Collection, name string, target int64) (checkpoint, bool, error) {
+	var cp checkpoint
+	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&cp)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return checkpoint{Collection: name, Target: target}, false, nil
+	case err != nil:
+		return cp, false, fmt.Errorf("read backfill checkpoint of %s: %w", name, err)
+	case cp.Target != target:
+		// A later migration raised the target: start over.
+		return checkpoint{Collection: name, Target: target}, false, nil
+	case cp.Done:
+		// A finished walk: walk again from the start (only documents still
+		// below target match: failures, and old writers' documents).
+		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}, false, nil
+	}
+	return cp, cp.LastID != nil, nil
+}
+
+// readBatch reads up to n documents in _id order with a query of its own.
 func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter bson.D, n int) ([]bson.D, error) {
 	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(n)).SetBatchSize(int32(n)))
 	if err != nil {
@@ -353,8 +339,8 @@ func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter b
 // unordered bulk write. Documents whose guard did not match (another
 // writer got there first) are re-read and retried once; those that still
 // conflict are counted and left alone.
-func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, failed map[string]*FailureGroup) (upgraded, conflicts, trips int64, err error) {
-	models, ids := r.upgradeModels(name, docs, failed)
+func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
+	models, ids := r.upgradeModels(name, docs, failed, idOnly)
 	if len(models) == 0 {
 		return 0, 0, 0, nil
 	}
@@ -368,14 +354,14 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 	}
 	// Some guards did not match: find which documents are still below
 	// target, and retry those once from a fresh read.
-	again, err := r.readBatch(ctx, coll, bson.D{{Key: "$and", Value: bson.A{
+	again, err := r.readBatch(context.WithoutCancel(ctx), coll, bson.D{{Key: "$and", Value: bson.A{
 		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, r.belowFilter(r.registry.Current(name)),
 	}}}, len(ids))
 	trips++
 	if err != nil {
 		return matched, 0, trips, err
 	}
-	retry, _ := r.upgradeModels(name, again, map[string]*FailureGroup{})
+	retry, _ := r.upgradeModels(name, again, map[string]*FailureGroup{}, idOnly)
 	upgraded = int64(len(models) - len(again)) // written by us or by another upgrade
 	if len(retry) > 0 {
 		m2, err := r.bulk(ctx, coll, retry)
@@ -389,7 +375,10 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 	return upgraded, conflicts, trips, nil
 }
 
-func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup) ([]mongo.WriteModel, bson.A) {
+// upgradeModels builds one update per document that needs one: the delta
+// of its upgrade, filtered on _id and the old value of every field it
+// changes (a guarded delta), or on _id alone when idOnly.
+func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
 	ids := make(bson.A, 0, len(docs))
 	for _, d := range docs {
@@ -397,8 +386,12 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*Fa
 		if err == nil && changed {
 			var delta version.Delta
 			if delta, err = version.DeltaOf(d, up); err == nil {
-				models = append(models, mongo.NewUpdateOneModel().SetFilter(delta.Filter).SetUpdate(delta.Update))
 				id, _ := lookup(d, "_id")
+				filter := delta.Filter
+				if idOnly {
+					filter = bson.D{{Key: "_id", Value: id}}
+				}
+				models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
 				ids = append(ids, id)
 				continue
 			}
@@ -425,14 +418,27 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*Fa
 // FerretDB fails a whole bulk write when one statement fails and reports
 // no counts; the statements are then run one by one to know.
 func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (int64, error) {
-	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	// Transient failures (a failover, a lost connection) are retried as a
+	// whole: every write sets absolute values under a filter, so a repeat
+	// changes nothing more.
+	var res *mongo.BulkWriteResult
+	err := retryTransient(ctx, func() (err error) {
+		if err := fence(ctx); err != nil {
+			return err // the backfill lease may have expired: write nothing
+		}
+		res, err = coll.BulkWrite(context.WithoutCancel(ctx), models, options.BulkWrite().SetOrdered(false))
+		return err
+	})
 	if err == nil {
 		return res.MatchedCount, nil
+	}
+	if transient(err) {
+		return 0, fmt.Errorf("write a batch of %s: %w; nothing is lost: run backfill again, it resumes from the checkpoint", coll.Name(), err)
 	}
 	var matched int64
 	for _, m := range models {
 		u := m.(*mongo.UpdateOneModel)
-		one, err := coll.UpdateOne(ctx, u.Filter, u.Update)
+		one, err := coll.UpdateOne(context.WithoutCancel(ctx), u.Filter, u.Update)
 		if err != nil {
 			id, _ := lookup(u.Filter.(bson.D), "_id")
 			raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: id}})

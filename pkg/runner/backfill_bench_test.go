@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -132,100 +129,6 @@ func BenchmarkBackfillClient(b *testing.B) {
 				b.Fatal("models")
 			}
 		}
-	})
-}
-
-// BenchmarkBackfillEndToEnd compares a backfill of 1,000 users on the
-// sandbox with a hand-tuned baseline: one cursor, the same transformation
-// in Go, unordered bulk writes with the same guarded filters and the same
-// batch size (50, FerretDB's cap). It also reports bytes sent per
-// document and round trips per batch.
-func BenchmarkBackfillEndToEnd(b *testing.B) {
-	const n, batch = 1000, 50
-	ctx := context.Background()
-	var sent, commands atomic.Int64
-	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		if e.CommandName == "update" || e.CommandName == "find" || e.CommandName == "getMore" || e.CommandName == "aggregate" {
-			sent.Add(int64(len(e.Command)))
-			commands.Add(1)
-		}
-	}}
-	setup := func(b *testing.B) *mongo.Database {
-		b.StopTimer()
-		srv := sandboxtest.Start(b)
-		db := sandboxtest.Connect(b, srv.URI(), options.Client().SetMonitor(monitor)).Database("app")
-		docs := make([]any, n)
-		for i := range docs {
-			docs[i] = v0User(i)
-		}
-		if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
-			b.Fatal(err)
-		}
-		sent.Store(0)
-		commands.Store(0)
-		b.StartTimer()
-		return db
-	}
-	b.Run("mongomig", func(b *testing.B) {
-		for b.Loop() {
-			db := setup(b)
-			r := newRunner(b, db, samples(b))
-			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch, ClientSide: true})
-			if err != nil || res.Collections[0].Upgraded != n {
-				b.Fatalf("%+v %v", res, err)
-			}
-			c := res.Collections[0]
-			b.ReportMetric(float64(c.RoundTrips)/float64(c.Batches), "trips/batch")
-		}
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")
-	})
-	// The server-side fast path on the same data: no document travels.
-	b.Run("serverside", func(b *testing.B) {
-		for b.Loop() {
-			db := setup(b)
-			r := newRunner(b, db, samples(b))
-			res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch})
-			if err != nil || res.Collections[0].ServerSide != n {
-				b.Fatalf("%+v %v", res, err)
-			}
-		}
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")
-	})
-	b.Run("baseline", func(b *testing.B) {
-		for b.Loop() {
-			db := setup(b)
-			coll := db.Collection("users")
-			cur, err := coll.Find(ctx, bson.D{}, options.Find().SetBatchSize(batch))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var models []mongo.WriteModel
-			flush := func() {
-				if len(models) == 0 {
-					return
-				}
-				if _, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-					b.Fatal(err)
-				}
-				models = models[:0]
-			}
-			for cur.Next(ctx) {
-				var d bson.D
-				if err := cur.Decode(&d); err != nil {
-					b.Fatal(err)
-				}
-				models = append(models, handUserModel(d))
-				if len(models) == batch {
-					flush()
-				}
-			}
-			flush()
-			_ = cur.Close(ctx)
-		}
-		b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-		b.ReportMetric(float64(sent.Load())/n, "bytes/doc")
 	})
 }
 

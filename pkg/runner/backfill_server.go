@@ -3,47 +3,160 @@ package runner
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
-// backfillServerSide upgrades, with server-side updates only, the documents
-// of coll at each version whose whole upgrade chain has an update-operator
-// form (version.ServerPlan): no document travels. Each unit of the plan is
-// one updateMany whose filter includes the version and the progress marker
-// (version.MarkerField) and whose update advances the marker, so every
+// serverWalk upgrades, with server-side updates only, the documents of a
+// collection at each version whose whole upgrade chain has an
+// update-operator form (version.ServerPlan): no document travels. It reads
+// the _ids of the documents at that version with one cursor, Batch at a
+// time, and upgrades each such _id range with one updateMany per unit of
+// the plan, so every write is bounded, throttled by Rate, shows in
+// progress, and ctx and the deadline are honoured between two updates.
+// Each update's filter includes the version and the progress marker
+// (version.MarkerField) and its update advances the marker, so every
 // document gets each unit exactly once, even across crashes and concurrent
 // lazy upgrades (which resume from the marker). The last update sets the
-// version and removes the marker in one write. Versions with a Go-only step
-// (copy, func) are left to the client path, as are documents the server
-// refuses to transform.
-func (r *Runner) backfillServerSide(ctx context.Context, coll *mongo.Collection, name string, cb *CollectionBackfill) error {
-	target := r.registry.Current(name)
-	for _, from := range r.registry.Versions(name) {
+// version and removes the marker in one write. Transient errors are retried
+// with backoff and, once the retries run out, returned: never hidden by
+// falling back to the client path. Versions with a Go-only step (copy,
+// func), and the rest of a version whose update the server refuses for
+// some document, go through the client path.
+type serverWalk struct {
+	r         *Runner
+	coll      *mongo.Collection
+	name      string
+	opts      BackfillOptions
+	deadline  time.Time
+	start     time.Time
+	cb        *CollectionBackfill
+	cp        *checkpoint
+	remaining int64
+}
+
+func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
+	target := w.r.registry.Current(w.name)
+	for _, from := range w.r.registry.Versions(w.name) {
 		if from >= target {
 			continue
 		}
-		plan, ok := r.registry.ServerPlan(name, from)
+		plan, ok := w.r.registry.ServerPlan(w.name, from)
 		if !ok {
 			continue
 		}
-		n, err := r.runPlan(ctx, coll, plan, cb)
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
+		stopped, err := w.version(ctx, plan)
+		if stopped != "" || err == nil {
+			if stopped != "" {
+				return stopped, nil
 			}
-			// The server refused a unit for some document: the client path
-			// walks what is left (resuming marked documents) and reports it.
-			cb.ServerSideNote = fmt.Sprintf("server-side upgrade from version %d stopped (%v); the rest went through the client", from, err)
 			continue
 		}
-		cb.Upgraded += n
-		cb.ServerSide += n
+		if transient(err) {
+			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)
+		}
+		// The server refused an update for some document: the client path
+		// walks what is left (resuming marked documents) and reports it.
+		w.cb.ServerSideNote = fmt.Sprintf("server-side upgrade from version %d stopped (%v); the rest went through the client", from, err)
 	}
-	return nil
+	return "", nil
+}
+
+// version upgrades the documents at plan.From, range by range.
+func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string, error) {
+	vm := w.r.versionMatch(p.From)
+	var last any
+	var cur *mongo.Cursor
+	defer func() {
+		if cur != nil {
+			_ = cur.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	for {
+		if ctx.Err() != nil {
+			return "interrupted", nil
+		}
+		if !w.deadline.IsZero() && time.Now().After(w.deadline) {
+			return "deadline", nil
+		}
+		ids, err := w.ids(ctx, &cur, vm, last)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "interrupted", nil
+			}
+			return "", err
+		}
+		if len(ids) == 0 {
+			return "", nil
+		}
+		rng := bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: ids[0]}, {Key: "$lte", Value: ids[len(ids)-1]}}}}
+		n, stopped, err := w.r.runPlan(ctx, w.coll, p, rng, w.cb)
+		w.cb.Upgraded += n
+		w.cb.ServerSide += n
+		w.cp.Upgraded += n
+		if stopped != "" || err != nil {
+			return stopped, err
+		}
+		last = ids[len(ids)-1]
+		if w.opts.Progress != nil {
+			left := int64(-1)
+			if w.remaining >= 0 {
+				left = max(w.remaining-w.cb.Upgraded, 0)
+			}
+			w.opts.Progress(BackfillProgress{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
+		}
+		(&clientWalk{opts: w.opts, deadline: w.deadline, start: w.start, cb: w.cb}).throttle(ctx)
+		if len(ids) < w.opts.Batch {
+			return "", nil
+		}
+	}
+}
+
+// ids reads the next Batch _ids at the version matched by vm from one
+// cursor in _id order (*cur, opened after last when nil). A lost cursor is
+// reopened after last, with backoff, on transient errors.
+func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any) ([]any, error) {
+	var ids []any
+	err := retryTransient(ctx, func() error {
+		if *cur == nil {
+			filter := vm
+			if last != nil {
+				filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}}}, vm}}}
+			}
+			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
+				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
+			w.cb.RoundTrips++
+			if err != nil {
+				return err
+			}
+			*cur = c
+		}
+		ids = ids[:0]
+		for len(ids) < w.opts.Batch {
+			if (*cur).RemainingBatchLength() == 0 && (*cur).ID() != 0 {
+				w.cb.RoundTrips++
+			}
+			if !(*cur).Next(ctx) {
+				break
+			}
+			ids = append(ids, (*cur).Current.Lookup("_id"))
+		}
+		if err := (*cur).Err(); err != nil {
+			_ = (*cur).Close(context.WithoutCancel(ctx))
+			*cur = nil
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the _ids of %s after %v: %w", w.name, last, err)
+	}
+	return ids, nil
 }
 
 func (r *Runner) versionMatch(v int64) bson.D {
@@ -84,37 +197,52 @@ func withMarker(update bson.D, k int) bson.D {
 	return out
 }
 
-func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, cb *CollectionBackfill) (int64, error) {
+// runPlan applies plan p to the documents in range rng (an _id range), one
+// updateMany per unit. It stops between two updates when ctx ends (the
+// markers make that safe) and returns how many documents reached p.To.
+func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, rng bson.D, cb *CollectionBackfill) (int64, string, error) {
 	vm := r.versionMatch(p.From)
-	for k, u := range p.Units {
-		filter := bson.D{{Key: "$and", Value: append(bson.A{vm, markerMatch(k)}, guardClauses(u.Guard)...)}}
-		if _, err := coll.UpdateMany(ctx, filter, withMarker(u.Update, k+1)); err != nil {
-			return 0, fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
-		}
+	update := func(filter, upd bson.D) (*mongo.UpdateResult, error) {
+		var res *mongo.UpdateResult
+		err := retryTransient(ctx, func() (err error) {
+			if err := fence(ctx); err != nil {
+				return err // the backfill lease may have expired: write nothing
+			}
+			res, err = coll.UpdateMany(context.WithoutCancel(ctx), filter, upd)
+			return err
+		})
 		cb.RoundTrips++
+		return res, err
+	}
+	for k, u := range p.Units {
+		if ctx.Err() != nil {
+			return 0, "interrupted", nil
+		}
+		filter := bson.D{{Key: "$and", Value: append(bson.A{rng, vm, markerMatch(k)}, guardClauses(u.Guard)...)}}
+		if _, err := update(filter, withMarker(u.Update, k+1)); err != nil {
+			return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
+		}
 		if len(u.Guard) > 0 {
 			// Documents the guard excluded (a default whose field exists)
 			// only advance.
-			adv := bson.D{{Key: "$and", Value: bson.A{vm, markerMatch(k)}}}
-			if _, err := coll.UpdateMany(ctx, adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: k + 1}}}}); err != nil {
-				return 0, fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
+			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, markerMatch(k)}}}
+			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: k + 1}}}}); err != nil {
+				return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
 			}
-			cb.RoundTrips++
 		}
 		if r.hook != nil {
 			r.hook("backfill.unit", p.From, k+1)
 		}
 	}
-	final := bson.D{{Key: "$and", Value: bson.A{vm, markerMatch(len(p.Units))}}}
-	res, err := coll.UpdateMany(ctx, final, bson.D{
+	final := bson.D{{Key: "$and", Value: bson.A{rng, vm, markerMatch(len(p.Units))}}}
+	res, err := update(final, bson.D{
 		{Key: "$set", Value: bson.D{{Key: r.cfg.versionField, Value: versionNumber(p.To)}}},
 		{Key: "$unset", Value: bson.D{{Key: version.MarkerField, Value: ""}}},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("final update: %w", err)
+		return 0, "", fmt.Errorf("final update: %w", err)
 	}
-	cb.RoundTrips++
-	return res.ModifiedCount, nil
+	return res.ModifiedCount, "", nil
 }
 
 func guardClauses(g bson.D) bson.A {

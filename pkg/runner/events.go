@@ -15,6 +15,10 @@ const (
 	EventClientSide     EventKind = "validator.clientSideOnly"
 	EventDocuments      EventKind = "documents" // documents downgraded
 	EventApplyDone      EventKind = "migration.done"
+	// EventBackfillUnguarded: the server cannot evaluate a guarded write
+	// without a scan nor apply it atomically (FerretDB v1), so backfill
+	// writes are filtered on _id alone; Message says why, in one line.
+	EventBackfillUnguarded EventKind = "backfill.unguarded"
 )
 
 // Event is one thing that happened during a run.

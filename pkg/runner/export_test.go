@@ -11,6 +11,6 @@ func SetHook(r *Runner, fn func(point string, version int64, i int)) { r.hook = 
 
 // UpgradeModels exposes the backfill's per-batch client work to benchmarks.
 func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
-	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{})
+	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{}, false)
 	return models
 }

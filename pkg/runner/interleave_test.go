@@ -291,7 +291,7 @@ func (w *world) backfill(clientSide bool) error {
 	w.killBackfill = cancel
 	defer func() { w.killBackfill = nil }()
 	w.logf("backfill (client side %v) starts", clientSide)
-	_, err := w.runnerAt(w.applied).Backfill(ctx, runner.BackfillOptions{Collections: []string{"items"}, ClientSide: clientSide})
+	_, err := w.runnerAt(w.applied).Backfill(ctx, runner.BackfillOptions{Collections: []string{"items"}, ClientSide: clientSide, ServerSide: !clientSide})
 	w.logf("backfill ends: %v", err)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("backfill: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -54,6 +55,29 @@ type Capabilities struct {
 	PipelineUpdates Capability `json:"pipelineUpdates"`
 	// Transactions: multi-document transactions.
 	Transactions Capability `json:"transactions"`
+	// GuardedWrites: a single-document update filtered on _id and other
+	// fields ({_id, version: 1, email: old}) finds its document through the
+	// _id index and applies atomically, the two things backfill's guarded
+	// writes rely on. It is known from the server, not tried (atomicity
+	// cannot be shown by one write): FerretDB v1 evaluates any filter but a
+	// bare _id by reading the whole collection, and applies an update in Go
+	// after a separate read, so a guard there costs a scan and still does
+	// not exclude a concurrent writer.
+	GuardedWrites Capability `json:"guardedWrites"`
+}
+
+// guardedWrites is [Capabilities.GuardedWrites] for the server info.
+func guardedWrites(info *ServerInfo) Capability {
+	v := strings.TrimPrefix(info.FerretDBVersion, "v")
+	if v == "" {
+		return Capability{Available: true}
+	}
+	// FerretDB v2 runs on PostgreSQL with DocumentDB, which has neither
+	// limit; v1 (and an embedded build, which reports "unknown") has both.
+	if major, _, _ := strings.Cut(v, "."); major == "1" || major == "0" || major == "unknown" {
+		return Capability{Reason: "FerretDB v1 (" + info.FerretDBVersion + ") filters on anything but a bare _id by scanning the collection and does not apply conditional updates atomically"}
+	}
+	return Capability{Available: true}
 }
 
 // ServerReport is the result of [Probe].
@@ -75,6 +99,7 @@ func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
 		return nil, err
 	}
 	r := &ServerReport{Database: db.Name(), Server: *info}
+	r.Capabilities.GuardedWrites = guardedWrites(info)
 
 	name := scratchName()
 	defer func() {

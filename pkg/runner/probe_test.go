@@ -70,6 +70,9 @@ func TestProbeSandbox(t *testing.T) {
 	if c.JSONSchemaQueries.Available || c.JSONSchemaQueries.Reason == "" {
 		t.Errorf("$jsonSchema queries = %+v, want unavailable with a reason", c.JSONSchemaQueries)
 	}
+	if c.GuardedWrites.Available || !strings.Contains(c.GuardedWrites.Reason, "FerretDB v1") {
+		t.Errorf("guarded writes = %+v, want unavailable on FerretDB v1, naming it", c.GuardedWrites)
+	}
 	if c.PipelineUpdates.Available || c.PipelineUpdates.Reason == "" {
 		t.Errorf("pipeline updates = %+v, want unavailable with a reason", c.PipelineUpdates)
 	}
@@ -134,6 +137,9 @@ func TestProbeRealMongoDB(t *testing.T) {
 	}
 	if !r.Capabilities.JSONSchemaQueries.Available {
 		t.Errorf("$jsonSchema queries unavailable: %s", r.Capabilities.JSONSchemaQueries.Reason)
+	}
+	if !r.Capabilities.GuardedWrites.Available {
+		t.Errorf("guarded writes unavailable on MongoDB: %s", r.Capabilities.GuardedWrites.Reason)
 	}
 	// Enforcement: the same validator the probe sends rejects a document
 	// without x.
