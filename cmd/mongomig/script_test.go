@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 //	sandbox              start an embedded server for the rest of the script and set
 //	                     MONGOMIG_URI to its database app (what the docs' --uri "$MONGOMIG_URI" reads)
 //	samples              load the sample application's version-0 documents into $MONGOMIG_URI
+//	fixsamples           fix the sample's deliberately invalid documents in $MONGOMIG_URI
 //	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -63,10 +64,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"code":     cmdCode,
-			"sandbox":  cmdSandbox,
-			"samples":  cmdSamples,
-			"holdlock": cmdHoldLock,
+			"code":       cmdCode,
+			"sandbox":    cmdSandbox,
+			"samples":    cmdSamples,
+			"holdlock":   cmdHoldLock,
+			"fixsamples": cmdFixSamples,
 		},
 	})
 }
@@ -165,5 +167,21 @@ func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
 		{Key: "pid", Value: 1}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(time.Hour)},
 	}); err != nil {
 		ts.Fatalf("holdlock: %v", err)
+	}
+}
+
+func cmdFixSamples(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: fixsamples")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := mongo.Connect(options.Client().ApplyURI(ts.Getenv("MONGOMIG_URI")))
+	if err != nil {
+		ts.Fatalf("fixsamples: %v", err)
+	}
+	defer client.Disconnect(ctx)
+	if err := sampledata.FixInvalid(ctx, client.Database("app")); err != nil {
+		ts.Fatalf("fixsamples: %v", err)
 	}
 }

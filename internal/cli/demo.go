@@ -103,6 +103,18 @@ func (e *env) runDemo(ctx context.Context) error {
 		return err
 	}
 	e.renderBackfill(res)
+	if res.FailuresRemain() {
+		o.printf("\n   Some documents cannot be upgraded into valid ones (the sample's deliberately invalid users and\n" +
+			"   order): backfill leaves them at their version, exits 1 and lists them. A team fixes them (or the\n" +
+			"   upgrade); the demo fixes them now and runs backfill again.\n")
+		if err := sampledata.FixInvalid(ctx, s.db); err != nil {
+			return err
+		}
+		if res, err = s.runner.Backfill(ctx, runner.BackfillOptions{}); err != nil {
+			return err
+		}
+		e.renderBackfill(res)
+	}
 
 	step(6, "mongomig up again: nothing pending, and the windows close")
 	tightened, err := s.runner.Up(ctx)

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -381,8 +384,15 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
 	ids := make(bson.A, 0, len(docs))
+	enforce := stateBefore(r.migrations, name, math.MaxInt64).action != migration.ActionWarn
 	for _, d := range docs {
 		up, changed, err := r.registry.Upgrade(name, d)
+		if err == nil && changed && enforce {
+			// An upgrade that fails the schema it upgrades to is a failure,
+			// not a write: the validator mongomig enforces (client-side
+			// where the server cannot) would refuse it.
+			err = r.registry.Validate(name, up)
+		}
 		if err == nil && changed {
 			var delta version.Delta
 			if delta, err = version.DeltaOf(d, up); err == nil {
@@ -398,13 +408,18 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*Fa
 		}
 		if err != nil {
 			msg := err.Error()
+			rule := "upgrade"
 			var ue *version.UpgradeError
-			if errors.As(err, &ue) {
+			var ie *version.InvalidError
+			switch {
+			case errors.As(err, &ue):
 				msg = fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
+			case errors.As(err, &ie):
+				rule, msg = "validator", "the upgraded document fails the validator: "+invalidSummary(ie)
 			}
 			g := failed[msg]
 			if g == nil {
-				g = &FailureGroup{Rule: "upgrade", Message: msg}
+				g = &FailureGroup{Rule: rule, Message: msg}
 				failed[msg] = g
 			}
 			raw, _ := bson.Marshal(d)
@@ -448,4 +463,18 @@ func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mong
 		matched += one.MatchedCount
 	}
 	return matched, nil
+}
+
+// invalidSummary names the rules an upgraded document breaks, without the
+// values found (so documents failing the same way group together).
+func invalidSummary(ie *version.InvalidError) string {
+	var parts []string
+	for _, f := range ie.Failures {
+		p := f.Path
+		if p == "" {
+			p = "(document)"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (%s)", p, f.Message, f.Rule))
+	}
+	return fmt.Sprintf("%s of migration %d; fix the documents or the upgrade, then run backfill again", strings.Join(parts, "; "), ie.From)
 }

@@ -103,11 +103,26 @@ func checkItems(t testing.TB, db *mongo.Database, want int) {
 // sample migration applied, its command recorder and its runner.
 func sampleApplied(t *testing.T) (*mongo.Database, *recorder, *runner.Runner) {
 	t.Helper()
+	return sampleAppliedWith(t, true)
+}
+
+// sampleAppliedWith is sampleApplied; fixed fixes the sample's deliberately
+// invalid documents first (users 7 and 23 get an email, order 13's qty 0
+// becomes 1), as a team would before a backfill, since a backfill refuses
+// to write an upgrade that fails its validator.
+func sampleAppliedWith(t *testing.T, fixed bool) (*mongo.Database, *recorder, *runner.Runner) {
+	t.Helper()
 	rec := &recorder{}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
-	if _, err := sampledata.Load(context.Background(), db, 1); err != nil {
+	ctx := context.Background()
+	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
+	}
+	if fixed {
+		if err := sampledata.FixInvalid(ctx, db); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := newRunner(t, db, samples(t))
 	if _, err := r.Up(context.Background()); err != nil {
@@ -515,4 +530,35 @@ func lookupField(d bson.D, key string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// TestBackfillRefusesInvalidUpgrades: users 7 and 23 have no email, so
+// their upgrade lacks the contact 0003 requires, and order 13's qty 0
+// breaks 0004's minimum. The backfill writes none of them (they used to
+// become the current version silently, and the window then closed),
+// groups them with their _ids, does not call the collection proven, and
+// says failures remain (issue 11, hole 9).
+func TestBackfillRefusesInvalidUpgrades(t *testing.T) {
+	ctx := context.Background()
+	db, _, r := sampleAppliedWith(t, false)
+	res, err := r.Backfill(ctx, runner.BackfillOptions{ClientSide: true, Collections: []string{"users", "orders"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.FailuresRemain() {
+		t.Fatal("no failures reported")
+	}
+	for _, c := range res.Collections {
+		want := map[string]int64{"users": 2, "orders": 1}[c.Collection]
+		if len(c.Failed) != 1 || c.Failed[0].Rule != "validator" || c.Failed[0].Count != want || c.Proven {
+			t.Errorf("%s: failed %+v, proven %v; want %d validator failures, not proven", c.Collection, c.Failed, c.Proven, want)
+		}
+	}
+	var u bson.M
+	if err := db.Collection("users").FindOne(ctx, bson.D{{Key: "_id", Value: sampledata.ID("users", 7)}}).Decode(&u); err != nil {
+		t.Fatal(err)
+	}
+	if _, upgraded := u["version"]; upgraded {
+		t.Errorf("user 7 was written at a version whose validator it fails: %v", u)
+	}
 }
