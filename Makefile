@@ -28,6 +28,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'Validate100k' -benchtime 3x -count 5 ./pkg/validator | tee -a bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ValidateParallel' -benchtime 200000x -count 3 -cpu 1,2 ./pkg/validator | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'InferClient' -benchtime 200000x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
 
 ## bench-report: end to end on the sandbox: report vs a plain scan, backfill (1k and 20k users,
 ## MONGOMIG_BENCH_DOCS to change) vs the fastest hand-written program, three rounds so that both
@@ -37,6 +38,8 @@ bench-report:
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 1 -timeout 60m ./pkg/runner; done | tee bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportMemory|BackfillMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
+	$(GO) test -run '^$$' -bench 'InferEndToEnd|AnalyzeEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'InferMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
 ## then run as regression tests in every `go test`

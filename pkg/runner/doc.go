@@ -16,8 +16,10 @@
 // ledger with the files; [Runner.Report] and [Runner.DryRunReport] report
 // the documents that fail (or would fail) a validator; [Runner.Backfill]
 // upgrades the documents nobody reads; [Runner.Unlock] removes a stale
-// lock. [Lint] checks files without a database and [Probe] reports what a
-// server supports.
+// lock. [Lint] checks files without a database, [Probe] reports what a
+// server supports, [Infer] reads an existing database and writes a
+// baseline migration (mongomig init), and [Analyze] reports its design
+// risks (mongomig analyze).
 //
 // Errors are typed: [DriftError], [OrderError], [PartialError] (what was
 // done, what failed, what was not done), [InterruptedError] (the context
