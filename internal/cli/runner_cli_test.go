@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
@@ -125,7 +127,7 @@ func TestLockTimeoutExits4AndUnlock(t *testing.T) {
 		t.Fatalf("up with the lock held: exit %d\n%s", r.code, r.stderr)
 	}
 	r = run(t, false, sandboxArgs(dir, "unlock")...)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "its lease has not expired") {
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "has not expired") {
 		t.Fatalf("unlock of a live lock: exit %d\n%s", r.code, r.stderr)
 	}
 	r = run(t, false, sandboxArgs(dir, "unlock", "--force")...)
@@ -225,5 +227,36 @@ func TestUnlockIgnoresBrokenFiles(t *testing.T) {
 	r := run(t, false, "--embedded", dir, "--dir", "testdata/broken", "unlock", "--force")
 	if r.code != 0 || !strings.Contains(r.stdout, "removed the lock of other-process") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBackfillLeaseVisibleAndReleasable: a killed backfill's lease shows
+// in status with its expiry; unlock --force NAME releases it, and the next
+// backfill starts at once (issue 12).
+func TestBackfillLeaseVisibleAndReleasable(t *testing.T) {
+	dir := t.TempDir()
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up: %s", r.stderr)
+	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		_, err := db.Collection("mongomig_lock").InsertOne(context.Background(), bson.D{
+			{Key: "_id", Value: "backfill:users"}, {Key: "owner", Value: "killed-backfill"}, {Key: "host", Value: "elsewhere"}, {Key: "pid", Value: 9},
+			{Key: "acquiredAt", Value: time.Now()}, {Key: "expiresAt", Value: time.Now().Add(time.Hour)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "backfill:users  held  killed-backfill (host elsewhere, pid 9)  until ") {
+		t.Fatalf("status does not show the backfill lease:\n%s", r.stdout)
+	}
+	if r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--lock-wait", "100ms")...); r.code != ExitLock {
+		t.Fatalf("backfill with its lease held: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "unlock", "--force", "backfill:users")...); r.code != 0 || !strings.Contains(r.stdout, "removed the lease backfill:users of killed-backfill") {
+		t.Fatalf("unlock --force backfill:users: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--lock-wait", "100ms")...); r.code == ExitLock {
+		t.Fatalf("backfill after unlock still waits: %s", r.stderr)
 	}
 }

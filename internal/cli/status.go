@@ -74,6 +74,19 @@ func (e *env) renderStatus(st *runner.Status) {
 		rows = append(rows, []cell{{text: c.Name}, {text: validatorText(c)}, {text: documentsText(c.Documents)}, {text: upgradedToText(c)}})
 	}
 	o.table("  ", rows)
+	if len(st.Leases) > 0 {
+		o.printf("%s\n", o.bold("leases"))
+		rows = nil
+		for _, l := range st.Leases {
+			state := o.green("held")
+			if l.Expired {
+				state = o.yellow("expired")
+			}
+			rows = append(rows, []cell{{text: l.Name}, {text: state}, {text: fmt.Sprintf("%s (host %s, pid %d)", l.Owner, l.Host, l.PID)},
+				{text: "until " + l.ExpiresAt.UTC().Format("2006-01-02 15:04:05Z"), paint: o.faint}})
+		}
+		o.table("  ", rows)
+	}
 }
 
 // validatorText is the validator in force: the migration it comes from,

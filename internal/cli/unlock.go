@@ -2,33 +2,43 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing/fstest"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func unlockCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "unlock",
-		Usage: "release a stale migration lock",
-		Description: "Without --force, removes the lock only if its lease has expired (the holder is gone).\n" +
-			"With --force, removes it whatever its lease: only when you know the holder is dead.",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "remove the lock even though its lease has not expired"}},
+		Name:      "unlock",
+		Usage:     "list the leases (migration lock, backfill leases) and release stale ones",
+		ArgsUsage: "[NAME]",
+		Description: "Lists every lease with its holder and expiry (by the server's clock) and removes those whose\n" +
+			"lease has expired. With --force, removes the migration lock (or the lease NAME, such as\n" +
+			"backfill:users) whatever its lease: only when you know the holder is dead.\n" +
+			"Exit codes: 0 done, 1 the lease NAME is live (without --force).",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "remove the lease even though it has not expired"}},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
+			if c.Args().Len() > 1 {
+				return usageError(fmt.Errorf("unlock takes at most one lease name, got %q", strings.Join(c.Args().Slice(), " ")))
 			}
-			return e.runUnlock(c.Context, c.Bool("force"))
+			return e.runUnlock(c.Context, c.Bool("force"), c.Args().First())
 		},
 	}
 }
 
 type unlockResult struct {
-	Removed bool   `json:"removed"`
-	Holder  string `json:"holder,omitempty"`
+	Removed bool           `json:"removed"`
+	Holder  string         `json:"holder,omitempty"`
+	Leases  []runner.Lease `json:"leases"`
+	Freed   []string       `json:"freed"`
 }
 
-func (e *env) runUnlock(ctx context.Context, force bool) error {
+func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 	// Unlocking needs no migration files: an invalid directory must not
 	// keep a stale lock in place.
 	s, err := e.open(ctx, nil, fstest.MapFS{})
@@ -36,21 +46,63 @@ func (e *env) runUnlock(ctx context.Context, force bool) error {
 		return err
 	}
 	defer s.close()
-	h, err := s.runner.Unlock(ctx, force)
+	leases, err := s.runner.Leases(ctx)
 	if err != nil {
 		return err
 	}
-	res := unlockResult{Removed: h != nil}
-	if h != nil {
-		res.Holder = h.String()
+	res := unlockResult{Leases: leases, Freed: []string{}}
+	targets := []string{name}
+	switch {
+	case name == "" && force:
+		targets = []string{"mongomig"}
+	case name == "":
+		// Every expired lease, and the migration lock: a live one is
+		// refused (exit 1), naming its holder.
+		targets = nil
+		for _, l := range leases {
+			if l.Expired || l.Name == "mongomig" {
+				targets = append(targets, l.Name)
+			}
+		}
+	}
+	for _, t := range targets {
+		h, err := s.runner.UnlockLease(ctx, t, force)
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			res.Removed, res.Holder = true, h.String()
+			res.Freed = append(res.Freed, t)
+			if !e.out.json {
+				what := "the lease " + t
+				if t == "mongomig" {
+					what = "the lock"
+				}
+				e.out.printf("%s %s of %s\n", e.out.green("removed"), what, h)
+			}
+		}
 	}
 	if e.out.json {
 		return e.out.writeJSON(res)
 	}
-	if h == nil {
+	for _, l := range leases {
+		if slices.Contains(res.Freed, l.Name) {
+			continue
+		}
+		state := "held"
+		if l.Expired {
+			state = "expired"
+		}
+		e.out.printf("%s: %s by %s\n", l.Name, state, l.LockInfo)
+	}
+	switch {
+	case len(res.Freed) > 0:
+	case len(leases) == 0:
 		e.out.printf("no lock is held\n")
-	} else {
-		e.out.printf("%s the lock of %s\n", e.out.green("removed"), h)
+	case name != "":
+		e.out.printf("no lease %s is held\n", name)
+	default:
+		e.out.printf("no expired lease to remove (use --force [NAME] for a live one whose holder you know is dead)\n")
 	}
 	return nil
 }

@@ -80,6 +80,8 @@ type Status struct {
 	Migrations  []MigrationStatus  `json:"migrations"`
 	Collections []CollectionStatus `json:"collections"`
 	Pending     int                `json:"pending"`
+	// Leases are the held leases (the migration lock, backfill leases).
+	Leases []Lease `json:"leases"`
 	Drifted     int                `json:"drifted"`
 
 	applied map[int64]LedgerEntry
@@ -90,7 +92,16 @@ func (s *Status) Clean() bool { return s.Pending == 0 && s.Drifted == 0 }
 
 // Status reports applied, pending and drifted migrations and, per
 // collection, the validator in force and the document versions present.
-func (r *Runner) Status(ctx context.Context) (*Status, error) { return r.status(ctx, true) }
+func (r *Runner) Status(ctx context.Context) (*Status, error) {
+	st, err := r.status(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if st.Leases, err = r.Leases(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
 
 func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, error) {
 	ledger, err := r.readLedger(ctx)
