@@ -21,7 +21,7 @@ func analyzeCommand(e *env) *cli.Command {
 			"and the version histogram, with the risks found. Needs no migration file; writes nothing.",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "analyze only collection `C` (repeatable); default: every collection but system.* and mongomig_*"},
-			&cli.Int64Flag{Name: "sample", Usage: "read `N` documents per collection ($sample, or the first N in _id order); default: all"},
+			&cli.Int64Flag{Name: "sample", Usage: "read `N` documents per collection ($sample, or the first N in _id order)", DefaultText: "all"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text, json or markdown"},
 			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` instead of stdout"},
 			&cli.Float64Flag{Name: "size-warn", Value: 0.5, Usage: "fraction of 16 MB from which the largest or p99 document size is a risk"},

@@ -200,7 +200,8 @@ func newApp(e *env) *cli.App {
 		Usage:   "MongoDB schema migrations: validators, indexes and lazy document upgrades",
 		Version: toolVersion(),
 		Description: "Global flags may go before or after the command: mongomig --embedded .sandbox info.\n" +
-			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents, 4 lock not acquired.",
+			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents,\n" +
+			"4 lock not acquired, 130 interrupted (SIGINT, SIGTERM, SIGHUP). Each command's --help says which apply.",
 		Writer:               e.streams.Out,
 		ErrWriter:            e.streams.Err,
 		HideHelpCommand:      false,

@@ -15,16 +15,17 @@ func backfillCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "backfill",
 		Usage: "upgrade the documents below the current version, resumably, in the background",
-		Description: "Walks each collection in _id order and writes every upgrade as a guarded delta, so concurrent\n" +
-			"application writes are never lost. Checkpointed: a killed or stopped backfill continues where it\n" +
+		Description: "Walks each collection in _id order and writes each upgrade as a delta of the fields it changes; on\n" +
+			"MongoDB the delta is guarded on their old values, so a concurrent application write is never\n" +
+			"lost (on FerretDB v1 it is filtered on _id alone, and a warning says so). Checkpointed: a killed or stopped backfill continues where it\n" +
 			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped cleanly with\n" +
 			"no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when another\n" +
 			"backfill of the collection holds its lease past --lock-wait.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
-			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second (default: no cap)"},
-			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)"},
+			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second", DefaultText: "no cap"},
+			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)", DefaultText: "no limit"},
 			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document (throttled by --rate)"},
 			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read)"},
 			&cli.BoolFlag{Name: "always-guard", Usage: "filter every client-path write on the old values of what it changes, even where the server cannot do so without a scan"},

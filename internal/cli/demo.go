@@ -96,7 +96,7 @@ func (e *env) runDemo(ctx context.Context) error {
 		return err
 	}
 
-	step(5, "mongomig backfill: upgrade the rest in the background, resumably, never overwriting a concurrent write")
+	step(5, "mongomig backfill: upgrade the rest in the background, resumably (on MongoDB, never overwriting a concurrent write)")
 	o.printf("   Until now the validators accept older versions (the window) until a backfill proves none remain.\n")
 	res, err := s.runner.Backfill(ctx, runner.BackfillOptions{})
 	if err != nil {

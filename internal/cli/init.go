@@ -23,12 +23,12 @@ func initCommand(e *env) *cli.Command {
 			"rejects no write. Comments in the file say what was observed. Only reads the database.",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "infer only collection `C` (repeatable); default: every collection but system.* and mongomig_*"},
-			&cli.Int64Flag{Name: "sample", Usage: "read `N` documents per collection: a uniform $sample, or the first N in _id order where the server has no $sample; default: all"},
+			&cli.Int64Flag{Name: "sample", Usage: "read `N` documents per collection: a uniform $sample, or the first N in _id order where the server has no $sample", DefaultText: "all"},
 			&cli.IntFlag{Name: "enum-max", Value: runner.DefaultEnumMax, Usage: "most distinct values a string field may have to get an enum (`N`; 0: no enums)"},
 			&cli.StringFlag{Name: "validation-level", Value: "moderate", Usage: "validationLevel of the baseline: off, moderate or strict"},
 			&cli.StringFlag{Name: "validation-action", Value: "warn", Usage: "validationAction of the baseline: warn or error"},
 			&cli.StringFlag{Name: "out", Usage: "write the migration to `FILE` instead of the next numbered file in --dir"},
-			&cli.IntFlag{Name: "examples", Usage: "give the first `N` documents of each collection as examples (real data: review before committing); default: none"},
+			&cli.IntFlag{Name: "examples", Usage: "give the first `N` documents of each collection as examples (real data: review before committing)", DefaultText: "none"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {

@@ -17,7 +17,7 @@ var reportFormats = []string{"text", "json", "markdown", "junit"}
 
 func reportFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.Int64Flag{Name: "sample", Usage: "check only the first `N` documents of each collection (_id order); default: all"},
+		&cli.Int64Flag{Name: "sample", Usage: "check only the first `N` documents of each collection (_id order)", DefaultText: "all"},
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text, json, markdown or junit"},
 		&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` instead of stdout"},
 	}

@@ -14,6 +14,9 @@ func statusCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "applied, pending and drifted migrations; per collection the validator in force and document versions",
+		Description: "Reads the ledger, the files and each collection's document versions, and lists the held leases.\n" +
+			"Exit codes: 0 (also with --check when nothing is pending or drifted), 1 failure, 2 invalid files,\n" +
+			"3 with --check when a migration is pending, drifted or missing.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted"},
 		},
@@ -51,7 +54,11 @@ func (e *env) runStatus(ctx context.Context, check bool) error {
 
 func (e *env) renderStatus(st *runner.Status) {
 	o := e.out
-	o.printf("%s the database is at version %d of %d (%d pending, %d drifted)\n", o.bold("migrations"), st.Current, st.Latest, st.Pending, st.Drifted)
+	if st.Current > st.Latest {
+		o.printf("%s the database is at version %d, beyond the files (the last is %d; %d pending, %d drifted or missing)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+	} else {
+		o.printf("%s the database is at version %d of %d (%d pending, %d drifted)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+	}
 	var rows [][]cell
 	for _, m := range st.Migrations {
 		paint := o.red

@@ -30,7 +30,7 @@ func upCommand(e *env) *cli.Command {
 				return err
 			}
 			if c.Int64("to") < 0 {
-				return usageError(fmt.Errorf("--to %d: versions are positive", c.Int64("to")))
+				return usageError(fmt.Errorf("--to %d: versions are 0 or more", c.Int64("to")))
 			}
 			return runnerExit(e.runUp(c.Context, c))
 		},

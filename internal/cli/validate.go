@@ -12,7 +12,9 @@ func validateCommand(e *env) *cli.Command {
 		Usage: "report documents that fail (or would fail, after their pending upgrades) the current validators",
 		Description: "Reads every document (or --sample N) of each collection with a validator, upgrades it as the\n" +
 			"application would, checks it against the last validator the files declare, and groups the\n" +
-			"failures by path and rule. Exits 3 when documents fail a validator whose action is error.",
+			"failures by path and rule.\n" +
+			"Exit codes: 0 no failing document (or only under validators whose action is warn), 1 failure,\n" +
+			"2 invalid files or flags (an unknown --collection), 3 documents fail a validator whose action is error.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "report only collection `C` (repeatable)"},
 			allIDsFlag(),

@@ -75,7 +75,11 @@ func guardedWrites(info *ServerInfo) Capability {
 	// FerretDB v2 runs on PostgreSQL with DocumentDB, which has neither
 	// limit; v1 (and an embedded build, which reports "unknown") has both.
 	if major, _, _ := strings.Cut(v, "."); major == "1" || major == "0" || major == "unknown" {
-		return Capability{Reason: "FerretDB v1 (" + info.FerretDBVersion + ") filters on anything but a bare _id by scanning the collection and does not apply conditional updates atomically"}
+		v := "FerretDB v1"
+		if info.FerretDBVersion != "unknown" {
+			v += " (" + info.FerretDBVersion + ")"
+		}
+		return Capability{Reason: v + " filters on anything but a bare _id by scanning the collection and does not apply conditional updates atomically"}
 	}
 	return Capability{Available: true}
 }

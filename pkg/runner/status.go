@@ -81,8 +81,8 @@ type Status struct {
 	Collections []CollectionStatus `json:"collections"`
 	Pending     int                `json:"pending"`
 	// Leases are the held leases (the migration lock, backfill leases).
-	Leases []Lease `json:"leases"`
-	Drifted     int                `json:"drifted"`
+	Leases  []Lease `json:"leases"`
+	Drifted int     `json:"drifted"`
 
 	applied map[int64]LedgerEntry
 }
