@@ -178,6 +178,30 @@ func renderReportText(o *output, rep *runner.Report) {
 		}
 		o.printf("  %s %s\n", o.faint("server cross-check:"), serverCheckText(c.ServerCheck))
 	}
+	renderIndexBuilds(o, rep.IndexBuilds)
+}
+
+// renderIndexBuilds prints the predicted unique index builds of a dry run.
+func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
+	if len(builds) == 0 {
+		return
+	}
+	o.printf("\n%s\n", o.bold("unique index builds (after the pending upgrades)"))
+	for _, b := range builds {
+		switch {
+		case b.Skipped != "":
+			o.printf("  %s %s.%s (%s): %s\n", o.faint("skip"), b.Collection, b.Index, b.File, b.Skipped)
+		case b.Fails():
+			ids := make([]string, len(b.ExampleIDs))
+			for i, id := range b.ExampleIDs {
+				ids[i] = string(id)
+			}
+			o.printf("  %s %s.%s (%s): %d documents would collide (E11000 on MongoDB), %d of them lacking the key (indexed as null); add sparse: true or fix the data\n       %s %s\n",
+				o.red("FAIL"), b.Collection, b.Index, b.File, b.Duplicates, b.MissingAsNull, o.faint("e.g."), strings.Join(ids, ", "))
+		default:
+			o.printf("  %s %s.%s (%s): no duplicate key\n", o.green("ok"), b.Collection, b.Index, b.File)
+		}
+	}
 }
 
 func renderMarkdown(w io.Writer, rep *runner.Report) error {

@@ -94,8 +94,11 @@ type Report struct {
 	// Failing is the total of failing documents.
 	Failing int64 `json:"failing"`
 	// WouldReject is true when documents fail a validator whose action is
-	// error (the CLI exits 3).
+	// error, or a pending unique index would fail to build (the CLI exits 3).
 	WouldReject bool `json:"wouldReject"`
+	// IndexBuilds predicts the unique indexes the pending migrations create
+	// (dry runs only).
+	IndexBuilds []IndexBuild `json:"indexBuilds,omitempty"`
 }
 
 // Report checks every document of the reported collections against the
@@ -125,7 +128,22 @@ func (r *Runner) DryRunReport(ctx context.Context, to int64, opts ReportOptions)
 	}
 	// Against the validators in force at to, after the upgrades documents
 	// get up to to (as validate would report after `up --to N`).
-	return r.report(ctx, names, opts, pending[len(pending)-1].Version)
+	at := pending[len(pending)-1].Version
+	rep, err := r.report(ctx, names, opts, at)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := r.registryAt(at)
+	if err != nil {
+		return nil, err
+	}
+	if rep.IndexBuilds, err = r.predictIndexBuilds(ctx, pending, reg); err != nil {
+		return nil, err
+	}
+	for _, b := range rep.IndexBuilds {
+		rep.WouldReject = rep.WouldReject || b.Fails()
+	}
+	return rep, nil
 }
 
 func intersect(a, b []string) []string {
