@@ -48,7 +48,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 	}
 	if c.Bool("dry-run") {
 		if to < 0 {
-			st, err := s.runner.Status(ctx)
+			st, err := s.runner.LedgerStatus(ctx)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.runner.Status(ctx)
+	st, err := s.runner.LedgerStatus(ctx)
 	if err != nil {
 		return err
 	}

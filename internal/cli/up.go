@@ -67,7 +67,7 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		}
 		return err
 	}
-	st, err := s.runner.Status(ctx)
+	st, err := s.runner.LedgerStatus(ctx)
 	if err != nil {
 		return err
 	}

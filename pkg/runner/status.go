@@ -260,3 +260,9 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 	}
 	return out, nil
 }
+
+// LedgerStatus is [Runner.Status] without the collections and leases: the
+// ledger against the files, read from the ledger alone (no collection is
+// scanned), which is all `up` and `down` need to report where they left
+// the database.
+func (r *Runner) LedgerStatus(ctx context.Context) (*Status, error) { return r.status(ctx, false) }
