@@ -65,6 +65,8 @@ func handUserModel(d bson.D) mongo.WriteModel {
 		unset = append(unset, bson.E{Key: "legacyId", Value: ""})
 		filter = append(filter, bson.E{Key: "legacyId", Value: legacy})
 	}
+	// A correct write-back guards the server-side backfill's step marker.
+	filter = append(filter, bson.E{Key: "_mongomig_step", Value: bson.D{{Key: "$exists", Value: false}}})
 	update := bson.D{{Key: "$set", Value: set}}
 	if len(unset) > 0 {
 		update = append(update, bson.E{Key: "$unset", Value: unset})
