@@ -17,7 +17,7 @@ func TestNoServerInternalsInOutput(t *testing.T) {
 	// On an empty sandbox up sends create with a validator (the refusal
 	// dumps Go values); on the sample data, collMod.
 	for _, dir := range []string{t.TempDir(), sampleSandbox(t)} {
-		for _, args := range [][]string{{"up"}, {"--json", "status"}, {"status"}, {"validate"}, {"--json", "validate"}, {"info"}, {"--json", "info"}} {
+		for _, args := range [][]string{{"up"}, {"--json", "status", "--counts"}, {"status", "--counts"}, {"validate"}, {"--json", "validate"}, {"info"}, {"--json", "info"}} {
 			r := run(t, false, sandboxArgs(dir, args...)...)
 			if m := internals.FindString(r.stdout + r.stderr); m != "" {
 				t.Errorf("%v shows server internals (%q):\n%s%s", args, m, r.stdout, r.stderr)

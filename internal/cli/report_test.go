@@ -152,7 +152,7 @@ func TestReportJSONCarriesValues(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
+	r = run(t, false, sandboxArgs(dir, "--json", "status", "--counts")...)
 	if !strings.Contains(r.stdout, `"invalid": "abc"`) {
 		t.Errorf("status --json: the invalid version is not the value \"abc\":\n%s", r.stdout)
 	}

@@ -211,7 +211,7 @@ func TestBackfillCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "done comments: 36 documents upgraded to version 4, 36 in all") {
 		t.Fatalf("backfill after the stop: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "  v3: 40  ") || !strings.Contains(r.stdout, "  v4: 60  ") {
+	if r := run(t, false, sandboxArgs(dir, "status", "--counts")...); !strings.Contains(r.stdout, "  v3: 40  ") || !strings.Contains(r.stdout, "  v4: 60  ") {
 		t.Errorf("status after backfill:\n%s", r.stdout)
 	}
 	if r := run(t, false, sandboxArgs(dir, "backfill", "--batch", "0")...); r.code != ExitUsage {

@@ -14,28 +14,30 @@ func statusCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "applied, pending and drifted migrations; per collection the validator in force and document versions",
-		Description: "Reads the ledger, the files and each collection's document versions, and lists the held leases.\n" +
+		Description: "Reads the ledger, the files, the backfill checkpoints and the leases; --counts also counts each\n" +
+			"collection's documents per version (a scan of every migrated collection).\n" +
 			"Exit codes: 0 (also with --check when nothing is pending or drifted), 1 failure, 2 invalid files,\n" +
 			"3 with --check when a migration is pending, drifted or missing.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted"},
+			&cli.BoolFlag{Name: "counts", Usage: "count each collection's documents per version (scans every migrated collection)"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return e.runStatus(c.Context, c.Bool("check"))
+			return e.runStatus(c.Context, c.Bool("check"), c.Bool("counts"))
 		},
 	}
 }
 
-func (e *env) runStatus(ctx context.Context, check bool) error {
+func (e *env) runStatus(ctx context.Context, check, counts bool) error {
 	s, err := e.open(ctx, nil, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	st, err := s.runner.Status(ctx)
+	st, err := s.runner.StatusOf(ctx, runner.StatusOptions{Counts: counts})
 	if err != nil {
 		return err
 	}
@@ -76,11 +78,22 @@ func (e *env) renderStatus(st *runner.Status) {
 	}
 	o.table("  ", rows)
 	o.printf("%s\n", o.bold("collections"))
+	counted := false
+	for _, c := range st.Collections {
+		counted = counted || c.Documents != nil
+	}
 	rows = [][]cell{{{text: "collection", paint: o.faint}, {text: "validator", paint: o.faint}, {text: "documents", paint: o.faint}, {text: "upgrade target", paint: o.faint}}}
 	for _, c := range st.Collections {
-		rows = append(rows, []cell{{text: c.Name}, {text: validatorText(c)}, {text: documentsText(c.Documents)}, {text: upgradedToText(c)}})
+		docs := documentsText(c.Documents)
+		if !counted {
+			docs = "-"
+		}
+		rows = append(rows, []cell{{text: c.Name}, {text: validatorText(c)}, {text: docs}, {text: upgradedToText(c)}})
 	}
 	o.table("  ", rows)
+	if !counted && len(st.Collections) > 0 {
+		o.printf("  %s\n", o.faint("documents per version: mongomig status --counts (scans every migrated collection)"))
+	}
 	if len(st.Leases) > 0 {
 		o.printf("%s\n", o.bold("leases"))
 		rows = nil

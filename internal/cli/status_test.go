@@ -33,7 +33,7 @@ func TestStatusTable(t *testing.T) {
 	if r := run(t, false, args("up", "--to", "3")...); r.code != ExitOK {
 		t.Fatalf("up --to 3: exit %d\n%s", r.code, r.stderr)
 	}
-	r := run(t, false, args("status")...)
+	r := run(t, false, args("status", "--counts")...)
 	if r.code != ExitOK {
 		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
 	}

@@ -71,3 +71,25 @@ func TestAllowDriftIsRecorded(t *testing.T) {
 		t.Fatalf("plain up after --allow-drift: %v", err)
 	}
 }
+
+// TestStatusWithoutCountsScansNothing: a deploy's status (and up/down's
+// summary) reads the ledger, checkpoints and leases; only --counts runs
+// the $group over each migrated collection (issue 13, item 6).
+func TestStatusWithoutCountsScansNothing(t *testing.T) {
+	ctx := context.Background()
+	_, rec, r := sampleApplied(t)
+	before := len(rec.named("aggregate"))
+	st, err := r.StatusOf(ctx, runner.StatusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.named("aggregate")) - before; n != 0 || len(st.Collections) != 4 || st.Collections[0].Documents != nil {
+		t.Fatalf("status without counts ran %d aggregates; collections %+v", n, st.Collections)
+	}
+	if _, err := r.StatusOf(ctx, runner.StatusOptions{Counts: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.named("aggregate")) - before; n != 4 {
+		t.Errorf("status --counts ran %d aggregates, want one per collection", n)
+	}
+}

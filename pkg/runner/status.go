@@ -93,8 +93,24 @@ func (s *Status) Clean() bool { return s.Pending == 0 && s.Drifted == 0 }
 // Status reports applied, pending and drifted migrations and, per
 // collection, the validator in force and the document versions present.
 func (r *Runner) Status(ctx context.Context) (*Status, error) {
-	st, err := r.status(ctx, true)
+	return r.StatusOf(ctx, StatusOptions{Counts: true})
+}
+
+// StatusOptions choose what [Runner.StatusOf] reads.
+type StatusOptions struct {
+	// Counts counts each collection's documents per version, which scans
+	// every migrated collection; without it status reads the ledger, the
+	// backfill checkpoints and the leases only (Documents is then nil).
+	Counts bool
+}
+
+// StatusOf is [Runner.Status] with options.
+func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, error) {
+	st, err := r.status(ctx, false)
 	if err != nil {
+		return nil, err
+	}
+	if st.Collections, err = r.collectionStatus(ctx, st.applied, opts.Counts); err != nil {
 		return nil, err
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {
@@ -141,14 +157,14 @@ func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, err
 		}
 	}
 	if withCollections {
-		if st.Collections, err = r.collectionStatus(ctx, ledger); err != nil {
+		if st.Collections, err = r.collectionStatus(ctx, ledger, true); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEntry) ([]CollectionStatus, error) {
+func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEntry, counts bool) ([]CollectionStatus, error) {
 	names := map[string]bool{}
 	for _, m := range r.migrations {
 		for _, c := range m.Collections {
@@ -188,11 +204,13 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 				cs.CurrentVersion = m.Version
 			}
 		}
-		docs, err := r.countVersions(ctx, name)
-		if err != nil {
-			return nil, err
+		if counts {
+			docs, err := r.countVersions(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			cs.Documents = docs
 		}
-		cs.Documents = docs
 		top := maxApplied(ledger)
 		if cv := r.docVersionAt(name, top); cv > 0 && r.windowAt(name, top) != nil {
 			cs.Window = "open"
