@@ -55,7 +55,7 @@ func exitCode(err error) int {
 	if errors.As(err, &intr) {
 		return ExitInterrupted
 	}
-	if errors.Is(err, runner.ErrUnknownCollection) {
+	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
 		return ExitUsage
 	}
 	var list migration.ErrorList

@@ -110,6 +110,10 @@ type BackfillResult struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// ErrFuncMissing is a backfill refused because an upgrade names a Go
+// function the program does not register.
+var ErrFuncMissing = errors.New("upgrade function not registered")
+
 // FailuresRemain reports whether some collection has documents its upgrade
 // could not transform (listed in Failed): they stay at their old version
 // until the data or the steps are fixed and backfill runs again, so a
@@ -166,6 +170,12 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		if at := r.docVersionAt(n, applied); at < r.registry.Current(n) {
 			return nil, fmt.Errorf("%s: migration %d, which raises its documents to version %d, is not applied yet (the database is at %d): run mongomig up (and roll out the application that knows it) before backfilling",
 				n, r.registry.Current(n), r.registry.Current(n), applied)
+		}
+		// Refuse before reading anything: a document below a func step this
+		// program lacks could only be listed as a failure.
+		if miss := r.registry.MissingFuncs(n); len(miss) > 0 {
+			return nil, fmt.Errorf("%w: %s: %s declares `func: %s`, which this mongomig binary does not have; build your own with pkg/command and version.WithFunc(%q, ...) (see docs/lazy-upgrades.md), and run its backfill; nothing was read",
+				ErrFuncMissing, n, miss[0].File, miss[0].Func, miss[0].Func)
 		}
 	}
 	if opts.Batch <= 0 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -91,5 +93,31 @@ func TestStatusWithoutCountsScansNothing(t *testing.T) {
 	}
 	if n := len(rec.named("aggregate")) - before; n != 4 {
 		t.Errorf("status --counts ran %d aggregates, want one per collection", n)
+	}
+}
+
+// TestBackfillRefusesMissingFuncBeforeReading: the stock binary facing a
+// `func:` step it does not have refuses before reading any document,
+// naming the function and how to build a binary that has it (issue 13,
+// item 7).
+func TestBackfillRefusesMissingFuncBeforeReading(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	fsys := fstest.MapFS{"0001_names.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - func: splitName\n")}}
+	r := newRunner(t, db, fsys)
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.named("find"))
+	_, err := r.Backfill(ctx, runner.BackfillOptions{})
+	if !errors.Is(err, runner.ErrFuncMissing) || !strings.Contains(err.Error(), "func: splitName") || !strings.Contains(err.Error(), "version.WithFunc") {
+		t.Fatalf("Backfill = %v, want ErrFuncMissing naming splitName and the way out", err)
+	}
+	for _, c := range rec.named("find")[before:] {
+		if c.Lookup("find").StringValue() == "users" {
+			t.Errorf("the refused backfill read users: %s", c)
+		}
 	}
 }

@@ -326,3 +326,26 @@ func (r *Registry) Versions(coll string) []int64 {
 	}
 	return out
 }
+
+// MissingFunc is a func step whose Go function the registry lacks (built
+// with [AllowMissingFuncs]).
+type MissingFunc struct {
+	Version int64  // the migration declaring the upgrade
+	File    string // its file
+	Func    string // the function's name
+}
+
+// MissingFuncs lists the upgrade steps of coll that name a Go function the
+// registry does not have: documents below those versions cannot be
+// upgraded by this program.
+func (r *Registry) MissingFuncs(coll string) []MissingFunc {
+	var out []MissingFunc
+	if ch := r.chains[coll]; ch != nil {
+		for _, l := range ch.links {
+			if l.missing != "" {
+				out = append(out, MissingFunc{Version: l.version, File: l.file, Func: l.missing})
+			}
+		}
+	}
+	return out
+}
