@@ -87,3 +87,44 @@ func TestPausedHolderSendsNothingAfterTakeover(t *testing.T) {
 	}
 	_ = runner.ErrLockLost
 }
+
+// TestForcedUnlockStopsTheHolder: `unlock --force` while an `up` holds the
+// lock (an operator who wrongly believed it dead): the holder's next
+// renewal finds its token gone, and it stops with "migration lock lost"
+// instead of applying the rest without a lock.
+func TestForcedUnlockStopsTheHolder(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to see that the helper stopped")
+	}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI()).Database("app")
+	cmd := helper(t, srv.URI(), "command:2:1")
+	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_SIGNAL=STOP")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	deadline := time.Now().Add(time.Minute)
+	for processState(cmd.Process.Pid) != "T" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper never stopped: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Within its lease: force the lock away, then let it go on.
+	if h, err := newRunner(t, db, samples(t)).Unlock(context.Background(), true); err != nil || h == nil {
+		t.Fatalf("unlock --force: %v %v", h, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if err == nil || !strings.Contains(out.String(), "migration lock lost") {
+		t.Fatalf("the holder whose lock was forced away: %v, output %q", err, out.String())
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1) {
+		t.Errorf("ledger = %v: it recorded migrations without its lock", v)
+	}
+}

@@ -82,7 +82,11 @@ type lock struct {
 
 	mu         sync.Mutex
 	validUntil time.Time // monotonic
+	lostOnce   sync.Once
 }
+
+// markLost closes lost once.
+func (l *lock) markLost() { l.lostOnce.Do(func() { close(l.lost) }) }
 
 // leaseMargin is subtracted from the lease when fencing: renewals run
 // every third of the lease, so a holder whose renewals fail still has one
@@ -115,12 +119,30 @@ func (l *lock) fence(ctx context.Context) error {
 	since := l.validUntil.Add(-l.lease + leaseMargin(l.lease))
 	l.mu.Unlock()
 	if valid {
-		return nil
+		// Within the lease by our clock; one read proves the lock document
+		// still carries our token (an `unlock --force` by an operator who
+		// thought us dead removes it), before every write.
+		return l.verify(ctx)
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseMargin(l.lease))
 	defer cancel()
 	if err := l.renew(rctx); err != nil {
 		return fmt.Errorf("%w (no renewal proven since %s: this process may have been paused, or the server is unreachable: %v)", ErrLockLost, since.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
+// verify reads the lock document: ErrLockLost if our token is gone.
+func (l *lock) verify(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseMargin(l.lease))
+	defer cancel()
+	err := l.coll.FindOne(rctx, bson.D{{Key: "_id", Value: l.id}, {Key: "token", Value: l.token}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		l.markLost()
+		return fmt.Errorf("%w (the lock document no longer holds this process's token: removed by unlock --force, or taken over)", ErrLockLost)
+	case err != nil:
+		return fmt.Errorf("%w (cannot verify the lock: %v)", ErrLockLost, err)
 	}
 	return nil
 }
@@ -225,7 +247,6 @@ func newToken() string {
 func (r *Runner) startHeartbeat(coll *mongo.Collection, id, token string, sent time.Time) *lock {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &lock{id: id, coll: coll, owner: r.cfg.owner, token: token, lease: r.cfg.lease, stop: cancel, done: make(chan struct{}), lost: make(chan struct{}), events: r.cfg.events}
-	var lostOnce sync.Once
 	l.renew = func(ctx context.Context) error {
 		sent := time.Now()
 		now, err := serverTime(ctx, r.db)
@@ -240,7 +261,7 @@ func (r *Runner) startHeartbeat(coll *mongo.Collection, id, token string, sent t
 		case err != nil:
 			return fmt.Errorf("renew the lease: %w", err)
 		case res.MatchedCount == 0:
-			lostOnce.Do(func() { close(l.lost) })
+			l.markLost()
 			return errors.New("the lease expired or another process holds it")
 		}
 		l.renewed(sent)
