@@ -103,6 +103,9 @@ func (e *env) runDemo(ctx context.Context) error {
 		return err
 	}
 	e.renderBackfill(res)
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: stop here (the sandbox is about to be removed)
+	}
 	if res.FailuresRemain() {
 		o.printf("\n   Some documents cannot be upgraded into valid ones (the sample's deliberately invalid users and\n" +
 			"   order): backfill leaves them at their version, exits 1 and lists them. A team fixes them (or the\n" +

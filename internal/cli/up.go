@@ -52,6 +52,9 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 	to := runner.Latest
 	if c.IsSet("to") {
 		to = c.Int64("to")
+		if ms := s.runner.Migrations(); len(ms) > 0 && to > ms[len(ms)-1].Version {
+			return usageError(fmt.Errorf("--to %d: no migration goes that far (the last file is %s); omit --to to apply every pending migration", to, ms[len(ms)-1].File))
+		}
 	}
 	if c.Bool("dry-run") {
 		rs, err := parseReportFlags(c, e.g.JSON)
