@@ -141,6 +141,11 @@ func (l *lock) verify(ctx context.Context) error {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		l.markLost()
 		return fmt.Errorf("%w (the lock document no longer holds this process's token: removed by unlock --force, or taken over)", ErrLockLost)
+	case err != nil && transient(err):
+		// The server is unreachable for now: the lease still holds by our
+		// clock, which is the fence's guarantee; the write that follows
+		// meets the same outage and is retried (and fenced again).
+		return nil
 	case err != nil:
 		return fmt.Errorf("%w (cannot verify the lock: %v)", ErrLockLost, err)
 	}
