@@ -61,6 +61,7 @@ MONGOMIG_TRIALS ?= 100
 reliability:
 	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner | grep -E '^(---|ok|FAIL)|trials|rounds'
 	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings' ./pkg/runner
+	$(GO) test -count=$(or $(LEASE_ROUNDS),20) -timeout 1h -run 'TestPausedHolderSendsNothingAfterTakeover|TestForcedUnlockStopsTheHolder|TestUpProcessesConcurrently|TestStaleLockTakenOverOnlyAfterExpiry' ./pkg/runner
 	$(MAKE) fuzz-pass FUZZTIME=$(or $(LONGFUZZ),2m)
 
 ## sandbox-info: the tool against the embedded sandbox in .sandbox/
