@@ -2,8 +2,12 @@ package runner_test
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,4 +165,74 @@ func TestBackfillWorkersTakeOverADeadWorkersRange(t *testing.T) {
 	if len(leases) != 0 {
 		t.Errorf("leases left behind: %v", leases)
 	}
+}
+
+// TestBackfillWorkersProcessKilled runs two backfill processes with two
+// workers each and SIGKILLs one mid-run: the other takes over its ranges
+// once their leases expire, and a rerun finds nothing left; every item is
+// transformed exactly once.
+func TestBackfillWorkersProcessKilled(t *testing.T) {
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI()).Database("app")
+	const docs = 300
+	rng := rand.New(rand.NewPCG(13, 13))
+	killed, n := 0, trials(3)
+	for trial := 0; trial < n; trial++ {
+		ctx := context.Background()
+		_ = db.Collection("items").Drop(ctx)
+		_, _ = db.Collection(runner.BackfillCollection).DeleteMany(ctx, bson.D{})
+		insertItems(t, db, docs)
+		victim, survivor := workersHelper(srv.URI()), workersHelper(srv.URI())
+		var out strings.Builder
+		survivor.Stdout, survivor.Stderr = &out, &out
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := survivor.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill the victim while it holds a range lease, a little into it.
+		for wait := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+			n, err := db.Collection(runner.DefaultLockCollection).CountDocuments(ctx, bson.D{{Key: "pid", Value: victim.Process.Pid}, {Key: "_id", Value: bson.D{{Key: "$regex", Value: `^backfill:items:range:`}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				break
+			}
+			if time.Since(wait) > 20*time.Second {
+				t.Fatalf("trial %d: the victim never held a range", trial)
+			}
+		}
+		time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+		_ = victim.Process.Signal(syscall.SIGKILL)
+		err := victim.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			killed++
+		}
+		if err := survivor.Wait(); err != nil {
+			t.Fatalf("trial %d: survivor: %v\n%s", trial, err, out.String())
+		}
+		t.Logf("trial %d: survivor: %s", trial, strings.TrimSpace(out.String()))
+		if !strings.Contains(out.String(), "proven true") {
+			t.Errorf("trial %d: survivor: %s", trial, out.String())
+		}
+		checkItems(t, db, docs)
+		rerun, err := workersHelper(srv.URI()).CombinedOutput()
+		if err != nil || !strings.Contains(string(rerun), "upgraded 0,") || !strings.Contains(string(rerun), "proven true") {
+			t.Fatalf("trial %d: rerun: %v\n%s", trial, err, rerun)
+		}
+		checkItems(t, db, docs)
+	}
+	if killed == 0 {
+		t.Errorf("no kill landed mid-run in %d trials; the test does not test takeover", n)
+	}
+	t.Logf("%d trials, %d worker processes killed mid-run", n, killed)
+}
+
+func workersHelper(uri string) *exec.Cmd {
+	cmd := backfillHelper(uri)
+	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_WORKERS=2")
+	return cmd
 }
