@@ -236,3 +236,34 @@ func workersHelper(uri string) *exec.Cmd {
 	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_WORKERS=2")
 	return cmd
 }
+
+func TestBackfillWorkersStopAndResume(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 200)
+	r := counterRunner(t, db)
+	cctx, cancel := context.WithCancel(ctx)
+	runner.SetHook(r, func(point string, _ int64, i int) {
+		if point == "backfill.batch" && i == 2 {
+			cancel()
+		}
+	})
+	res, err := r.Backfill(cctx, runner.BackfillOptions{Batch: 10, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Collections[0]
+	if res.Stopped != "interrupted" || first.Complete || first.Upgraded == 0 || first.Upgraded >= 200 {
+		t.Fatalf("first run: stopped %q, %+v", res.Stopped, first)
+	}
+	runner.SetHook(r, nil)
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := res.Collections[0]
+	if !second.Complete || !second.Proven || first.Upgraded+second.Upgraded != 200 {
+		t.Errorf("second run: %+v (first upgraded %d)", second, first.Upgraded)
+	}
+	checkItems(t, db, 200)
+}
