@@ -267,8 +267,12 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 			switch {
 			case errors.As(err, &held):
 				continue // another worker has it
+			case errors.Is(err, ErrLockLost):
+				// Our lease on the range lapsed (a pause, a slow server) and
+				// the fence stopped our writes: whoever took it over
+				// resumes from its checkpoint; go on with the others.
 			case err != nil:
-				return "", err
+				return "", fmt.Errorf("range %d of %s: %w", i, name, err)
 			case stop != "":
 				return stop, nil
 			}
