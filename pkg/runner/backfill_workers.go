@@ -338,6 +338,12 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 	if err != nil {
 		return "", err
 	}
+	if stop != "" && errors.Is(context.Cause(ctx), ErrLockLost) {
+		// The walk stopped because the range lease was lost, not because
+		// the run was stopped: save nothing (the new holder owns the
+		// checkpoint) and let the worker go on with other ranges.
+		return "", ErrLockLost
+	}
 	if stop != "" {
 		return stop, save()
 	}
