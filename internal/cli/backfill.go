@@ -28,14 +28,15 @@ func backfillCommand(e *env) *cli.Command {
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)", DefaultText: "no limit"},
 			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document (throttled by --rate)"},
 			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read)"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "upgrade each collection's _id ranges with `N` workers on the client path; other processes run with --workers > 1 share the ranges through range leases"},
 			&cli.BoolFlag{Name: "always-guard", Usage: "filter every client-path write on the old values of what it changes, even where the server cannot do so without a scan"},
 		}, lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if c.Int("batch") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
-				return usageError(fmt.Errorf("--batch must be positive, --rate and --max-time not negative"))
+			if c.Int("batch") <= 0 || c.Int("workers") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
+				return usageError(fmt.Errorf("--batch and --workers must be positive, --rate and --max-time not negative"))
 			}
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
@@ -44,6 +45,7 @@ func backfillCommand(e *env) *cli.Command {
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
 				ServerSide: c.Bool("server-side"), AlwaysGuard: c.Bool("always-guard"),
+				Workers: c.Int("workers"),
 			}))
 		},
 	}

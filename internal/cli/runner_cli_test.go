@@ -260,3 +260,28 @@ func TestBackfillLeaseVisibleAndReleasable(t *testing.T) {
 		t.Fatalf("backfill after unlock still waits: %s", r.stderr)
 	}
 }
+
+func TestBackfillCommandWorkers(t *testing.T) {
+	dir := sampleSandbox(t)
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up: %s", r.stderr)
+	}
+	// Order 13's qty 0 fails the validator: listed once, by the sweep.
+	r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--batch", "5", "--workers", "3")...)
+	if r.code != ExitFailure || !strings.Contains(r.stdout, "walked orders: 59 documents upgraded to version 4, 59 in all") ||
+		!strings.Contains(r.stdout, "FAIL 1 documents cannot be upgraded") {
+		t.Fatalf("backfill --workers 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if err := sampledata.FixInvalid(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r = run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--batch", "5", "--workers", "3")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 1 documents upgraded to version 4, 60 in all") {
+		t.Fatalf("backfill --workers 3 after the fix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "backfill", "--workers", "0")...); r.code != ExitUsage {
+		t.Errorf("--workers 0: exit %d", r.code)
+	}
+}

@@ -57,6 +57,12 @@ type BackfillOptions struct {
 	// without a scan (FerretDB v1; see [Capabilities.GuardedWrites]), where
 	// writes are otherwise filtered on _id alone.
 	AlwaysGuard bool
+	// Workers, above 1, splits each collection's _id space into ranges
+	// upgraded by that many goroutines on the client path, each range
+	// claimed through a lease of its own, so several processes (on several
+	// machines) running backfill with Workers > 1 share the work; a sweep
+	// and the proof follow under the collection's lease. 0 or 1: one walk.
+	Workers int
 	// checkpointEvery bounds how often the checkpoint is written (tests).
 	checkpointEvery time.Duration
 	// guarded is the server's GuardedWrites capability (or forced).
@@ -188,6 +194,11 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
 		opts.Batch = FerretDBMaxBatch
 	}
+	if info.FerretDBVersion != "" && opts.Workers > 1 {
+		// Its connections are shared by every concurrent update command's
+		// statements: keep the workers' writes together within the cap.
+		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
+	}
 	opts.guarded = guardedWrites(info)
 	if opts.AlwaysGuard {
 		opts.guarded = Capability{Available: true}
@@ -206,11 +217,16 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	res := &BackfillResult{Collections: []CollectionBackfill{}}
 	for _, name := range names {
 		var cb *CollectionBackfill
-		err := r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
-			var err error
-			cb, err = r.backfillCollection(lctx, name, opts, deadline, &res.Stopped)
-			return err
-		})
+		var err error
+		if opts.Workers > 1 {
+			cb, err = r.backfillWorkers(ctx, name, opts, deadline, &res.Stopped)
+		} else {
+			err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
+				var err error
+				cb, err = r.backfillCollection(lctx, name, opts, deadline, &res.Stopped)
+				return err
+			})
+		}
 		if cb != nil {
 			res.Collections = append(res.Collections, *cb)
 		}

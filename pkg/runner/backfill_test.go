@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -352,7 +353,8 @@ func helperBackfill(db *mongo.Database) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 300})
+	workers, _ := strconv.Atoi(os.Getenv("MONGOMIG_HELPER_WORKERS"))
+	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 300, Workers: workers})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -30,6 +30,8 @@ type clientWalk struct {
 	failed    map[string]*FailureGroup
 	idOnly    bool  // write with _id-only filters (see Capabilities.GuardedWrites)
 	remaining int64 // documents below target when the run began (-1: unknown)
+	// bounds, if set, restricts the walk to an _id range (see backfillWorkers).
+	bounds bson.D
 }
 
 // run walks to the end, or until ctx ends or the deadline passes (it then
@@ -90,8 +92,15 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 // open starts the cursor after the checkpoint's _id.
 func (w *clientWalk) open(ctx context.Context) (*mongo.Cursor, error) {
 	filter := w.r.belowFilter(w.cp.Target)
+	and := bson.A{}
 	if w.cp.LastID != nil {
-		filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: w.cp.LastID}}}}, filter}}}
+		and = append(and, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: w.cp.LastID}}}})
+	}
+	if len(w.bounds) > 0 {
+		and = append(and, w.bounds)
+	}
+	if len(and) > 0 {
+		filter = bson.D{{Key: "$and", Value: append(and, filter)}}
 	}
 	w.cb.RoundTrips++
 	return w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))

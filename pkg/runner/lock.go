@@ -183,6 +183,12 @@ func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
 // clock). The lock is taken by inserting a document with a fixed _id, the
 // one write that is atomic on every server.
 func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
+	return r.acquireLockWait(ctx, id, r.cfg.wait)
+}
+
+// acquireLockWait is acquireLock waiting at most wait for a live holder
+// (0: one attempt, a *LockTimeoutError if the lease is held).
+func (r *Runner) acquireLockWait(ctx context.Context, id string, wait time.Duration) (*lock, error) {
 	// Majority: an acknowledged acquisition survives a failover.
 	coll := r.db.Collection(r.cfg.lock, options.Collection().SetWriteConcern(writeconcern.Majority()))
 	host, _ := os.Hostname()
@@ -225,7 +231,7 @@ func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
 			continue
 		}
 		waited := time.Since(start)
-		if waited >= r.cfg.wait {
+		if waited >= wait {
 			return nil, &LockTimeoutError{Holder: holder, Waited: waited}
 		}
 		if !announced {
@@ -233,7 +239,7 @@ func (r *Runner) acquireLock(ctx context.Context, id string) (*lock, error) {
 			announced = true
 		}
 		// Jittered backoff, capped by the remaining wait and the lease.
-		sleep := min(time.Duration(100+rand.IntN(200))*time.Millisecond*time.Duration(min(attempt+1, 8)), r.cfg.wait-waited, holder.ExpiresAt.Sub(now)+50*time.Millisecond)
+		sleep := min(time.Duration(100+rand.IntN(200))*time.Millisecond*time.Duration(min(attempt+1, 8)), wait-waited, holder.ExpiresAt.Sub(now)+50*time.Millisecond)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -350,7 +356,12 @@ func (r *Runner) Unlock(ctx context.Context, force bool) (*LockInfo, error) {
 // ErrLockLost if the heartbeat finds the lock taken over; the lock is
 // released afterwards, also when ctx was cancelled.
 func (r *Runner) withLock(ctx context.Context, id string, fn func(ctx context.Context) error) (err error) {
-	l, err := r.acquireLock(ctx, id)
+	return r.withLockWait(ctx, id, r.cfg.wait, fn)
+}
+
+// withLockWait is withLock waiting at most wait for a live holder.
+func (r *Runner) withLockWait(ctx context.Context, id string, wait time.Duration, fn func(ctx context.Context) error) (err error) {
+	l, err := r.acquireLockWait(ctx, id, wait)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,356 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// A parallel backfill (BackfillOptions.Workers > 1) of one collection:
+//
+//   - The plan: split points of the _id space, read once from the _ids of
+//     the documents below the target (a sorted _id-only projection; on
+//     MongoDB $bucketAuto would be cheaper, not used yet), stored in
+//     BackfillCollection as "<coll>$plan$<target>". It is inserted: the
+//     first planner wins and every other process reads its plan, so all
+//     share the same ranges. Range i is [splits[i-1], splits[i]), the first
+//     and last open-ended.
+//   - Each range is claimed through a lease of the lock collection,
+//     "backfill:<coll>:range:<i>" (the lease code of the migration lock:
+//     insert, heartbeat, fence before every write), never waited for: a
+//     worker takes the next unclaimed, unfinished range, and sleeps only
+//     when every unfinished range is held by someone else (a lease left by
+//     a dead worker expires and is taken over).
+//   - Each range walks with its own cursor (clientWalk bounded to the
+//     range) and checkpoints "<coll>$range$<target>$<i>" (lastId, done).
+//     A finished range is never walked again for that target.
+//   - When no range is left, the collection's own lease is taken and one
+//     ordinary (single) backfill sweeps what the ranges did not upgrade
+//     (documents whose upgrade fails, old writers' documents, _ids of
+//     another BSON type than the split points, which $gte/$lt do not
+//     match) and computes the proof once. Its failures are the result's.
+
+func rangePlanKey(coll string, target int64) string { return fmt.Sprintf("%s$plan$%d", coll, target) }
+func rangeKey(coll string, target int64, i int) string {
+	return fmt.Sprintf("%s$range$%d$%d", coll, target, i)
+}
+func rangeLeaseID(coll string, i int) string { return fmt.Sprintf("backfill:%s:range:%d", coll, i) }
+
+// rangePlan is the stored split of a collection's _id space.
+type rangePlan struct {
+	ID        string    `bson:"_id"`
+	Target    int64     `bson:"target"`
+	Splits    bson.A    `bson:"splits"`
+	CreatedAt time.Time `bson:"createdAt"`
+}
+
+func (p *rangePlan) ranges() int { return len(p.Splits) + 1 }
+
+// bounds is the _id filter of range i.
+func (p *rangePlan) bounds(i int) bson.D {
+	var b bson.D
+	if i > 0 {
+		b = append(b, bson.E{Key: "$gte", Value: p.Splits[i-1]})
+	}
+	if i < len(p.Splits) {
+		b = append(b, bson.E{Key: "$lt", Value: p.Splits[i]})
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return bson.D{{Key: "_id", Value: b}}
+}
+
+// loadRangePlan reads the plan for target, or makes and inserts one.
+func (r *Runner) loadRangePlan(ctx context.Context, name string, target int64, opts BackfillOptions) (*rangePlan, error) {
+	cps := r.db.Collection(BackfillCollection)
+	key := rangePlanKey(name, target)
+	var p rangePlan
+	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&p)
+	if err == nil {
+		return &p, nil
+	}
+	if !errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, fmt.Errorf("read the backfill plan of %s: %w", name, err)
+	}
+	splits, err := r.splitPoints(ctx, name, target, opts)
+	if err != nil {
+		return nil, err
+	}
+	p = rangePlan{ID: key, Target: target, Splits: splits, CreatedAt: time.Now()}
+	if _, err := cps.InsertOne(ctx, p); err != nil {
+		if !mongo.IsDuplicateKeyError(err) {
+			return nil, fmt.Errorf("store the backfill plan of %s: %w", name, err)
+		}
+		// Another process planned first: share its ranges.
+		if err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&p); err != nil {
+			return nil, fmt.Errorf("read the backfill plan of %s: %w", name, err)
+		}
+	}
+	return &p, nil
+}
+
+// splitPoints reads the _ids below target in order and keeps every k-th,
+// k = max(Batch, count/Workers/4).
+func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opts BackfillOptions) (bson.A, error) {
+	coll := r.db.Collection(name)
+	n, err := coll.CountDocuments(ctx, r.belowFilter(target))
+	if err != nil {
+		return nil, fmt.Errorf("count %s documents below version %d: %w", name, target, err)
+	}
+	per := max(int64(opts.Batch), n/int64(opts.Workers)/4, 1)
+	splits := bson.A{}
+	if n <= per {
+		return splits, nil
+	}
+	cur, err := coll.Find(ctx, r.belowFilter(target), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("read %s _ids: %w", name, err)
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	var i int64
+	for cur.Next(ctx) {
+		if i > 0 && i%per == 0 {
+			var d struct {
+				ID any `bson:"_id"`
+			}
+			if err := cur.Decode(&d); err != nil {
+				return nil, fmt.Errorf("read %s _ids: %w", name, err)
+			}
+			splits = append(splits, d.ID)
+		}
+		i++
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("read %s _ids: %w", name, err)
+	}
+	return splits, nil
+}
+
+// rangesDone reads which ranges of the plan are finished.
+func (r *Runner) rangesDone(ctx context.Context, name string, p *rangePlan) (map[int]bool, error) {
+	keys := bson.A{}
+	byKey := map[string]int{}
+	for i := 0; i < p.ranges(); i++ {
+		k := rangeKey(name, p.Target, i)
+		keys = append(keys, k)
+		byKey[k] = i
+	}
+	cur, err := r.db.Collection(BackfillCollection).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: "done", Value: true}})
+	if err != nil {
+		return nil, fmt.Errorf("read the backfill ranges of %s: %w", name, err)
+	}
+	var cps []checkpoint
+	if err := cur.All(ctx, &cps); err != nil {
+		return nil, fmt.Errorf("read the backfill ranges of %s: %w", name, err)
+	}
+	done := map[int]bool{}
+	for _, c := range cps {
+		done[byKey[c.Collection]] = true
+	}
+	return done, nil
+}
+
+// workerTally merges the ranges' counts.
+type workerTally struct {
+	mu                                  sync.Mutex
+	upgraded, conflicts, batches, trips int64
+	live                                int64 // upgraded so far, for progress
+	stopped                             string
+	err                                 error
+}
+
+// backfillWorkers runs opts.Workers workers over the ranges of name, then
+// the sweep and proof under the collection's lease.
+func (r *Runner) backfillWorkers(ctx context.Context, name string, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
+	start := time.Now()
+	target := r.registry.Current(name)
+	plan, err := r.loadRangePlan(ctx, name, target, opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &workerTally{}
+	var wg sync.WaitGroup
+	for wi := 0; wi < opts.Workers; wi++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stop, err := r.rangeWorker(ctx, name, plan, wi, opts, deadline, start, t)
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if err != nil && t.err == nil {
+				t.err = err
+			}
+			if stop != "" && t.stopped == "" {
+				t.stopped = stop
+			}
+		}()
+	}
+	wg.Wait()
+	merge := func(cb *CollectionBackfill) *CollectionBackfill {
+		if cb == nil {
+			cb = &CollectionBackfill{Collection: name, Target: target}
+		}
+		cb.Upgraded += t.upgraded
+		cb.Conflicts += t.conflicts
+		cb.Batches += t.batches
+		cb.RoundTrips += t.trips
+		cb.DurationMS = time.Since(start).Milliseconds()
+		return cb
+	}
+	if t.err != nil || t.stopped != "" {
+		*stopped = t.stopped
+		cb := merge(nil)
+		cb.TotalUpgraded = cb.Upgraded
+		return cb, t.err
+	}
+	// Every range is done: sweep and prove, one process at a time.
+	var cb *CollectionBackfill
+	err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
+		cps := r.db.Collection(BackfillCollection)
+		cp, _, err := loadCheckpoint(lctx, cps, name, target)
+		if err != nil {
+			return err
+		}
+		// The sweep walks from the start; the total counts the ranges.
+		cp.LastID, cp.Done = nil, false
+		cp.Upgraded += t.upgraded
+		cp.UpdatedAt = time.Now()
+		if _, err := cps.ReplaceOne(lctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
+			return fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
+		}
+		cb, err = r.backfillCollection(lctx, name, opts, deadline, stopped)
+		return err
+	})
+	return merge(cb), err
+}
+
+// rangeWorker takes unfinished, unclaimed ranges one at a time until none
+// is left, or ctx ends or the deadline passes.
+func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, wi int, opts BackfillOptions, deadline, start time.Time, t *workerTally) (string, error) {
+	n := plan.ranges()
+	for {
+		if ctx.Err() != nil {
+			return "interrupted", nil
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return "deadline", nil
+		}
+		done, err := r.rangesDone(ctx, name, plan)
+		if err != nil {
+			return "", err
+		}
+		if len(done) == n {
+			return "", nil
+		}
+		took := false
+		// Workers start at different ranges so they rarely collide.
+		for k := 0; k < n && !took; k++ {
+			i := (k + wi*n/max(opts.Workers, 1)) % n
+			if done[i] {
+				continue
+			}
+			var stop string
+			err := r.withLockWait(ctx, rangeLeaseID(name, i), 0, func(lctx context.Context) error {
+				took = true
+				var err error
+				stop, err = r.walkRange(lctx, name, plan, i, opts, deadline, t)
+				return err
+			})
+			var held *LockTimeoutError
+			switch {
+			case errors.As(err, &held):
+				continue // another worker has it
+			case errors.Is(err, ErrLockLost):
+				// Our lease on the range lapsed (a pause, a slow server) and
+				// the fence stopped our writes: whoever took it over
+				// resumes from its checkpoint; go on with the others.
+			case err != nil:
+				return "", fmt.Errorf("range %d of %s: %w", i, name, err)
+			case stop != "":
+				return stop, nil
+			}
+		}
+		if !took {
+			// Every unfinished range is held: wait for its holder to finish
+			// it, or for its lease to expire.
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(r.cfg.lease/4, 500*time.Millisecond)):
+			}
+		}
+	}
+}
+
+// walkRange walks range i of plan under its lease (ctx carries it).
+func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i int, opts BackfillOptions, deadline time.Time, t *workerTally) (string, error) {
+	cps := r.db.Collection(BackfillCollection)
+	key := rangeKey(name, plan.Target, i)
+	cp := checkpoint{Collection: key, Target: plan.Target}
+	if err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&cp); err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return "", fmt.Errorf("read backfill range %d of %s: %w", i, name, err)
+	}
+	if cp.Done {
+		return "", nil // finished by another worker since we looked
+	}
+	saved := time.Now()
+	save := func() error {
+		cp.UpdatedAt = time.Now()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := cps.ReplaceOne(wctx, bson.D{{Key: "_id", Value: key}}, cp, options.Replace().SetUpsert(true)); err != nil {
+			return fmt.Errorf("save backfill range %d of %s: %w", i, name, err)
+		}
+		saved = time.Now()
+		return nil
+	}
+	wopts := opts
+	if opts.Rate > 0 {
+		wopts.Rate = opts.Rate / float64(opts.Workers)
+	}
+	if opts.Progress != nil {
+		var last int64
+		wopts.Progress = func(p BackfillProgress) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.live += p.Upgraded - last
+			last = p.Upgraded
+			p.Upgraded, p.Total, p.Remaining = t.live, t.live, -1
+			opts.Progress(p)
+		}
+	}
+	cb := &CollectionBackfill{Collection: name, Target: plan.Target}
+	w := &clientWalk{r: r, coll: r.db.Collection(name), name: name, opts: wopts, deadline: deadline, start: time.Now(), cb: cb, cp: &cp,
+		save: save, saved: &saved, failed: map[string]*FailureGroup{}, idOnly: !opts.guarded.Available, remaining: -1, bounds: plan.bounds(i)}
+	stop, err := w.run(ctx)
+	t.mu.Lock()
+	t.upgraded += cb.Upgraded
+	t.conflicts += cb.Conflicts
+	t.batches += cb.Batches
+	t.trips += cb.RoundTrips
+	t.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if stop != "" && errors.Is(context.Cause(ctx), ErrLockLost) {
+		// The walk stopped because the range lease was lost, not because
+		// the run was stopped: save nothing (the new holder owns the
+		// checkpoint) and let the worker go on with other ranges.
+		return "", ErrLockLost
+	}
+	if stop != "" {
+		return stop, save()
+	}
+	// Record the range done only while the lease is still ours.
+	if err := fence(ctx); err != nil {
+		return "", err
+	}
+	cp.Done = true
+	return "", save()
+}
