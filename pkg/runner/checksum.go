@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -68,14 +69,16 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var now time.Time
 	for _, ms := range st.Migrations {
 		if ms.State != StateDrifted {
 			continue
 		}
 		m := r.migrationByVersion(ms.Version)
-		now, err := serverTime(ctx, r.db)
-		if err != nil {
-			return err
+		if now.IsZero() {
+			if now, err = serverTime(ctx, r.db); err != nil {
+				return err
+			}
 		}
 		if err := fence(ctx); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,32 @@ func processState(pid int) string {
 	return ""
 }
 
+// stoppedHelper starts an `up` process (lease 1s) that stops itself with
+// SIGSTOP at point, waits until it is stopped, and kills it when the test
+// ends. The caller resumes it with SIGCONT.
+func stoppedHelper(t *testing.T, uri, point string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to see that the helper stopped")
+	}
+	cmd := helper(t, uri, point)
+	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_SIGNAL=STOP")
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.Now().Add(time.Minute)
+	for processState(cmd.Process.Pid) != "T" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the helper never stopped: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, out
+}
+
 // TestPausedHolderSendsNothingAfterTakeover: an `up` process paused
 // (SIGSTOP) between two commands for longer than its lease loses the lock
 // to another runner; resumed, it must stop with "migration lock lost"
@@ -37,29 +64,11 @@ func processState(pid int) string {
 // dropped while it is paused, so a command sent after the resume would
 // bring it back.
 func TestPausedHolderSendsNothingAfterTakeover(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("needs /proc to see that the helper stopped")
-	}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI()).Database("app")
 	// Stop right after 0002's first index (userId_1_createdAt_-1); its
 	// next command creates status_1.
-	cmd := helper(t, srv.URI(), "command:2:1")
-	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_SIGNAL=STOP")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for processState(cmd.Process.Pid) != "T" {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the helper never stopped: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
+	cmd, out := stoppedHelper(t, srv.URI(), "command:2:1")
 	// Its lease (1s) expires; another runner takes over and applies all.
 	time.Sleep(1500 * time.Millisecond)
 	r := newRunner(t, db, samples(t))
@@ -93,26 +102,9 @@ func TestPausedHolderSendsNothingAfterTakeover(t *testing.T) {
 // renewal finds its token gone, and it stops with "migration lock lost"
 // instead of applying the rest without a lock.
 func TestForcedUnlockStopsTheHolder(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("needs /proc to see that the helper stopped")
-	}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI()).Database("app")
-	cmd := helper(t, srv.URI(), "command:2:1")
-	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_SIGNAL=STOP")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
-	deadline := time.Now().Add(time.Minute)
-	for processState(cmd.Process.Pid) != "T" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the helper never stopped: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd, out := stoppedHelper(t, srv.URI(), "command:2:1")
 	// Within its lease: force the lock away, then let it go on.
 	if h, err := newRunner(t, db, samples(t)).Unlock(context.Background(), true); err != nil || h == nil {
 		t.Fatalf("unlock --force: %v %v", h, err)

@@ -71,7 +71,8 @@ func requiresPath(validator bson.D, path string) bool {
 		return false
 	}
 	for _, part := range strings.Split(path, ".") {
-		req, _ := lookupAny(s, "required").(bson.A)
+		r, _ := lookup(s, "required")
+		req, _ := r.(bson.A)
 		found := false
 		for _, v := range req {
 			found = found || v == part
@@ -87,16 +88,9 @@ func requiresPath(validator bson.D, path string) bool {
 	return true
 }
 
-func lookupAny(d bson.D, key string) any {
-	for _, e := range d {
-		if e.Key == key {
-			return e.Value
-		}
-	}
-	return nil
-}
-
+// lookupD is lookup for an embedded document.
 func lookupD(d bson.D, key string) (bson.D, bool) {
-	v, ok := lookupAny(d, key).(bson.D)
-	return v, ok
+	v, _ := lookup(d, key)
+	sub, ok := v.(bson.D)
+	return sub, ok
 }

@@ -68,6 +68,11 @@ func helperUpWith(uri, killAt string, pause time.Duration) int {
 					// Pause right here, as a frozen VM or a long GC would;
 					// the test resumes us with SIGCONT.
 					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+					// The stop reaches the process asynchronously: stay here
+					// until it has, so the pause falls between two commands
+					// and not between a fence check and its write (a window
+					// the fence documents it cannot see).
+					time.Sleep(200 * time.Millisecond)
 					return
 				}
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
