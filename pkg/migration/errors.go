@@ -32,12 +32,14 @@ type Error struct {
 	Hint string `json:"hint,omitempty"`
 }
 
-// Location renders "file:line:column", or "file" when the position is unknown.
+// Location renders "file:line:column", or "file" when the position is
+// unknown; a file name with control characters is quoted (see
+// [DisplayName]).
 func (e *Error) Location() string {
 	if !e.Pos.IsValid() {
-		return e.File
+		return DisplayName(e.File)
 	}
-	return fmt.Sprintf("%s:%d:%d", e.File, e.Pos.Line, e.Pos.Column)
+	return fmt.Sprintf("%s:%d:%d", DisplayName(e.File), e.Pos.Line, e.Pos.Column)
 }
 
 func (e *Error) Error() string {

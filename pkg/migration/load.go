@@ -72,7 +72,10 @@ func snakeCase(s string) string {
 
 // Load reads every migration file at the root of fsys (subdirectories and
 // files with other extensions are ignored) and returns the migrations in
-// version order. On any problem it returns an [ErrorList] naming all of
+// version order. It reads regular files only, and symbolic links only when
+// they resolve to one inside fsys (when fsys implements [fs.ReadLinkFS], as
+// os.DirFS does), of at most [DefaultMaxFileSize] bytes or what
+// [WithLimits] set. On any problem it returns an [ErrorList] naming all of
 // them together with every migration it could read, the broken ones
 // partially filled and marked Broken, so lint can keep checking them.
 // Nothing from a failed Load may be applied.
@@ -86,13 +89,14 @@ func Load(fsys fs.FS) ([]*Migration, error) {
 		errs   ErrorList
 		byVers = map[int64]string{}
 	)
+	max := limitsOf(fsys).maxFileSize()
 	for _, e := range entries {
 		if e.IsDir() || !IsMigrationFile(e.Name()) {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, e.Name())
-		if err != nil {
-			errs = append(errs, &Error{File: e.Name(), Msg: "cannot read: " + err.Error(), Hint: "check the file's permissions"})
+		data, rerr := readMigration(fsys, e, max)
+		if rerr != nil {
+			errs = append(errs, rerr)
 			continue
 		}
 		m, err := Parse(e.Name(), data)

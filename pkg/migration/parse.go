@@ -39,7 +39,14 @@ type parser struct {
 	pos  map[string]Pos
 }
 
+// add records a problem. String arguments are values from the file: each
+// is cut to a short excerpt, so no message echoes a whole file.
 func (p *parser) add(pos Pos, hint, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = excerpt(s) // a shown (kindName) is cut already
+		}
+	}
 	p.errs = append(p.errs, &Error{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
@@ -78,25 +85,90 @@ func (p *parser) parse(data []byte) *Migration {
 	if err := dec.Decode(&extra); err == nil {
 		p.errorf(&extra, "keep one migration per file", "file holds more than one YAML document")
 	}
-	if n, recursive := aliasProblem(&doc); n != nil {
-		if recursive {
-			p.errorf(n, "an anchored value cannot contain an alias to itself", "alias *%s makes the document recursive", n.Value)
-		} else {
-			p.errorf(n, "repeat values less, or write them out", "aliases expand the document past %d values", maxExpandedNodes)
-		}
+	if !p.shapeOK(&doc) {
 		return m
 	}
 	p.top(m, doc.Content[0])
 	return m
 }
 
-// maxExpandedNodes bounds the size of a document once aliases are expanded
-// ("billion laughs"); real migrations are a few thousand nodes.
-const maxExpandedNodes = 1_000_000
+// shapeOK checks the node tree's size and depth before anything recurses
+// into it, naming the limit and the value that exceeds it.
+func (p *parser) shapeOK(doc *yaml.Node) bool {
+	if countValues(doc) > maxValues {
+		p.errorf(doc, "split it into several migrations",
+			"file holds more than %d values (mappings, lists and scalars), the limit", maxValues)
+		return false
+	}
+	if n, recursive := aliasProblem(doc); n != nil {
+		if recursive {
+			p.errorf(n, "an anchored value cannot contain an alias to itself", "alias *%s makes the document recursive", n.Value)
+		} else {
+			p.errorf(n, "repeat values less, or write them out",
+				"aliases expand the document past %d values (mappings, lists and scalars), the limit", maxValues)
+		}
+		return false
+	}
+	if n := tooDeep(doc); n != nil {
+		p.errorf(n, fmt.Sprintf("flatten the structure: MongoDB refuses documents and commands nested deeper than %d levels", MaxDepth),
+			"nesting deeper than %d levels of mappings and lists (aliases expanded), the limit", MaxDepth)
+		return false
+	}
+	return true
+}
+
+// countValues counts the nodes as written (aliases not expanded), up to
+// just past maxValues.
+func countValues(root *yaml.Node) int {
+	n, stack := 0, []*yaml.Node{root}
+	for len(stack) > 0 && n <= maxValues {
+		top := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], top.Content...)
+		n++
+	}
+	return n
+}
+
+// tooDeep returns the first mapping or list nested MaxDepth+1 levels deep
+// (following aliases), or nil. It runs after aliasProblem, so the tree
+// has no cycle and its expansion is bounded.
+func tooDeep(root *yaml.Node) *yaml.Node {
+	height := map[*yaml.Node]int{}
+	var h func(n *yaml.Node) int
+	h = func(n *yaml.Node) int {
+		n = deref(n)
+		if v, ok := height[n]; ok {
+			return v
+		}
+		v := 0
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+			for _, c := range n.Content {
+				v = max(v, h(c))
+			}
+			v++
+		}
+		height[n] = v
+		return v
+	}
+	n := deref(root)
+	if h(n) <= MaxDepth {
+		return nil
+	}
+	// Walk down the deepest branch to the first level past the limit.
+	for depth := 1; depth <= MaxDepth; depth++ {
+		for _, c := range n.Content {
+			if c := deref(c); h(c) == h(n)-1 {
+				n = c
+				break
+			}
+		}
+	}
+	return n
+}
 
 // aliasProblem returns the first alias node that refers to one of its own
 // ancestors (recursive), or the node whose expansion makes the document
-// larger than maxExpandedNodes, or nil.
+// larger than maxValues, or nil.
 func aliasProblem(root *yaml.Node) (bad *yaml.Node, recursive bool) {
 	const visiting = -1
 	size := map[*yaml.Node]int{}
@@ -122,7 +194,7 @@ func aliasProblem(root *yaml.Node) (bad *yaml.Node, recursive bool) {
 		total := 1
 		for _, c := range n.Content {
 			total += walk(c, via)
-			if total > maxExpandedNodes {
+			if total > maxValues {
 				if bad == nil {
 					bad = n
 				}
@@ -254,7 +326,11 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func kindName(n *yaml.Node) string {
+// shown is a description of a value already cut to an excerpt, which add
+// passes on as it is.
+type shown string
+
+func kindName(n *yaml.Node) shown {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -264,7 +340,7 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing (null)"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return shown(fmt.Sprintf("%q", excerpt(n.Value)))
 	}
 	return "something else"
 }
