@@ -269,11 +269,11 @@ func TestErrorsShowOnlyAnExcerpt(t *testing.T) {
 // sequence or a newline is quoted wherever an error shows it.
 func TestDisplayNameQuotesControlCharacters(t *testing.T) {
 	for name, want := range map[string]string{
-		"0001_ok.yaml":                     "0001_ok.yaml",
-		"0008_\x1b[31mred.yaml":            `"0008_\x1b[31mred.yaml"`,
+		"0001_ok.yaml":                      "0001_ok.yaml",
+		"0008_\x1b[31mred.yaml":             `"0008_\x1b[31mred.yaml"`,
 		"0009_x.yaml:1:1: error: forged\nx": `"0009_x.yaml:1:1: error: forged\nx"`,
-		"0010_\xff.yaml":                   `"0010_\xff.yaml"`,
-		"0011_é.yaml":                      "0011_é.yaml",
+		"0010_\xff.yaml":                    `"0010_\xff.yaml"`,
+		"0011_é.yaml":                       "0011_é.yaml",
 	} {
 		if got := migration.DisplayName(name); got != want {
 			t.Errorf("DisplayName(%q) = %s, want %s", name, got, want)
