@@ -42,8 +42,10 @@ type globals struct {
 	URISource, EmbeddedSource string
 	// AllowEmpty accepts a migration directory without migration files.
 	AllowEmpty bool
-	JSON       bool
-	NoColor    bool
+	// MaxFileSize is --max-file-size as written (empty: the default).
+	MaxFileSize string
+	JSON        bool
+	NoColor     bool
 }
 
 // globalFlags are accepted before the command (with their environment
@@ -55,6 +57,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "db", Usage: "database name (default: the database in --uri)", EnvVars: []string{"MONGOMIG_DB"}},
 		&cli.StringFlag{Name: "dir", Value: "./migrations", Usage: "migration directory", EnvVars: []string{"MONGOMIG_DIR"}},
 		&cli.StringFlag{Name: "embedded", Usage: "run against an embedded sandbox server storing its data in `DIR` instead of --uri", EnvVars: []string{"MONGOMIG_EMBEDDED"}},
+		&cli.StringFlag{Name: "max-file-size", Usage: "refuse migration files larger than `SIZE` (bytes, or with KiB or MiB; default 1MiB)", EnvVars: []string{"MONGOMIG_MAX_FILE_SIZE"}},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "accept a migration directory that holds no migration file (otherwise exit 2)", EnvVars: []string{"MONGOMIG_ALLOW_EMPTY"}},
 		&cli.BoolFlag{Name: "json", Usage: "machine-readable output on stdout"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also when NO_COLOR is set)"},
@@ -138,6 +141,7 @@ func readGlobals(c *cli.Context) globals {
 		URISource:      source("uri", "MONGOMIG_URI"),
 		EmbeddedSource: source("embedded", "MONGOMIG_EMBEDDED"),
 		AllowEmpty:     boolean("allow-empty"),
+		MaxFileSize:    str("max-file-size"),
 		JSON:           boolean("json"),
 		NoColor:        boolean("no-color"),
 	}

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,13 +25,13 @@ func lintCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runLint(e.out, e.g.Dir, e.g.AllowEmpty, e.cfg.VersionOptions...)
+			return runLint(e.out, e.g, e.cfg.VersionOptions...)
 		},
 	}
 }
 
-func runLint(o *output, dir string, allowEmpty bool, opts ...version.Option) error {
-	fsys, err := migrationDir(dir, allowEmpty)
+func runLint(o *output, g globals, opts ...version.Option) error {
+	fsys, err := migrationDir(g)
 	if err != nil {
 		return err
 	}
@@ -78,23 +80,31 @@ func plural(n int) string {
 }
 
 // migrationDir opens the --dir directory, with a clear error when it is
-// missing, not a directory, or holds no migration file (a wrong --dir must
-// not let `up` or `status` succeed on nothing) unless allowEmpty.
-func migrationDir(dir string, allowEmpty bool) (fs.FS, error) {
+// missing, not a directory, unreadable, or holds no migration file (a
+// wrong --dir must not let `up` or `status` succeed on nothing) unless
+// --allow-empty. Files are read with the --max-file-size limit.
+func migrationDir(g globals) (fs.FS, error) {
+	dir := g.Dir
+	shown := migration.DisplayName(dir)
+	max, err := parseSize(g.MaxFileSize)
+	if err != nil {
+		return nil, usageError(err)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("migration directory %s: %w; pass --dir, or create the first migration with `mongomig create NAME`", dir, unwrapPathErr(err)))
+		return nil, usageError(fmt.Errorf("migration directory %s: %w; pass --dir, or create the first migration with `mongomig create NAME`", shown, unwrapPathErr(err)))
 	}
 	if !st.IsDir() {
-		return nil, usageError(fmt.Errorf("--dir %s is a file, not a directory", dir))
+		return nil, usageError(fmt.Errorf("--dir %s is a file, not a directory", shown))
 	}
-	fsys := os.DirFS(dir)
-	if allowEmpty {
-		return fsys, nil
-	}
+	fsys := migration.WithLimits(os.DirFS(dir), migration.Limits{MaxFileSize: max})
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, usageError(fmt.Errorf("migration directory %s: %w", dir, unwrapPathErr(err)))
+		return nil, usageError(fmt.Errorf("migration directory %s cannot be read: %w; give this user read and search permission on it (chmod u+rx), or pass --dir with another directory",
+			shown, unwrapPathErr(err)))
+	}
+	if g.AllowEmpty {
+		return fsys, nil
 	}
 	for _, ent := range entries {
 		if !ent.IsDir() && migration.IsMigrationFile(ent.Name()) {
@@ -103,7 +113,26 @@ func migrationDir(dir string, allowEmpty bool) (fs.FS, error) {
 	}
 	abs, _ := filepath.Abs(dir)
 	return nil, usageError(fmt.Errorf("no migration files (NNNN_name.yaml, .yml or .json) in %s: pass --dir with your migration directory, "+
-		"or create the first one with `mongomig create NAME`; --allow-empty accepts a directory with none", abs))
+		"or create the first one with `mongomig create NAME`; --allow-empty accepts a directory with none", migration.DisplayName(abs)))
+}
+
+// parseSize reads --max-file-size: bytes, or a number with KiB or MiB;
+// empty means migration.DefaultMaxFileSize.
+func parseSize(s string) (int64, error) {
+	if s == "" {
+		return migration.DefaultMaxFileSize, nil
+	}
+	num, unit := strings.TrimSpace(s), int64(1)
+	for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20} {
+		if n, ok := strings.CutSuffix(num, suffix); ok {
+			num, unit = strings.TrimSpace(n), u
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/unit {
+		return 0, fmt.Errorf("--max-file-size %q: write a positive number of bytes, or one with KiB or MiB, such as 4MiB (the default is 1MiB)", s)
+	}
+	return n * unit, nil
 }
 
 func unwrapPathErr(err error) error {

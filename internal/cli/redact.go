@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -214,5 +215,27 @@ func pathUnescape(s string) string {
 // uri and without what the server leaks of its implementation (FerretDB's
 // Go stack frames and value dumps).
 func cleanMessage(msg, uri string) string {
-	return runner.TrimServerInternals(redactErr(msg, uri))
+	return escapeControls(runner.TrimServerInternals(redactErr(msg, uri)))
+}
+
+// escapeControls writes the control characters of msg other than newline
+// and tab as \xNN, so no escape sequence from a file name, a server or a
+// library reaches the terminal.
+func escapeControls(msg string) string {
+	if !strings.ContainsFunc(msg, isControl) {
+		return msg
+	}
+	var b strings.Builder
+	for _, r := range msg {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f)
 }

@@ -33,7 +33,7 @@ type session struct {
 func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...runner.Option) (*session, error) {
 	if fsys == nil {
 		var err error
-		if fsys, err = migrationDir(e.g.Dir, e.g.AllowEmpty); err != nil {
+		if fsys, err = migrationDir(e.g); err != nil {
 			return nil, err
 		}
 	}

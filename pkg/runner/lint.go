@@ -33,12 +33,13 @@ type Problem struct {
 	Hint       string `json:"hint,omitempty"`
 }
 
-// Location renders "file:line:column", or "file" when the line is unknown.
+// Location renders "file:line:column", or "file" when the line is unknown
+// (the name quoted when it holds control characters: migration.DisplayName).
 func (p Problem) Location() string {
 	if p.Line == 0 {
-		return p.File
+		return migration.DisplayName(p.File)
 	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+	return fmt.Sprintf("%s:%d:%d", migration.DisplayName(p.File), p.Line, p.Column)
 }
 
 // LintReport is the result of [Lint].

@@ -3,7 +3,10 @@ package validator
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mongomig/mongomig/internal/suggest"
 )
@@ -90,8 +93,30 @@ type dialect struct {
 	decided []string
 }
 
+// add records a problem. String arguments come from the schema: each is
+// cut to one line of at most maxExcerpt characters, so no message echoes
+// megabytes of a value.
 func (d *dialect) add(path, format string, args ...any) {
-	d.errs = append(d.errs, &SchemaError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = excerpt(s)
+		}
+	}
+	d.errs = append(d.errs, &SchemaError{Path: shownPointer(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+// shownPointer is a JSON pointer safe to print: a segment (a key from the
+// schema) longer than maxExcerpt characters, or holding a control
+// character, is cut and Go-quoted. Such a pointer no longer resolves, and
+// positions fall back to the parent's.
+func shownPointer(path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if excerpt(seg) != seg || strings.ContainsFunc(seg, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
+			segs[i] = strconv.Quote(excerpt(strings.ReplaceAll(seg, "\n", " ")))
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
@@ -109,7 +134,7 @@ func (d *dialect) schema(v any, path string) {
 	for _, kv := range obj.pairs {
 		kp := path + "/" + escape(kv.key)
 		if reason, ok := omitted[kv.key]; ok {
-			d.add(kp, "%s", reason)
+			d.errs = append(d.errs, &SchemaError{Path: kp, Msg: reason}) // not a value: never cut
 			continue
 		}
 		if !contains(Keywords, kv.key) {
@@ -242,10 +267,22 @@ func (d *dialect) typeNames(v any, path string, valid []string, key string) {
 	}
 }
 
+// MaxPatternLength is the longest regular expression MongoDB accepts, in
+// bytes: RegexMatchExpression::kMaxPatternSize in
+// src/mongo/db/matcher/expression_leaf.h ("Regular expression is too
+// long"), which $jsonSchema's pattern compiles to. mongomig applies it to
+// patternProperties keys too. Checking it first also bounds the cost of
+// compiling (a 5 MB pattern took 937 MB).
+const MaxPatternLength = 32764
+
 // pattern checks that mongomig can evaluate a regular expression. MongoDB
 // uses PCRE; mongomig validates documents client-side with Go's RE2, which
 // lacks lookaround and backreferences.
 func (d *dialect) pattern(s, path string) {
+	if len(s) > MaxPatternLength {
+		d.add(path, "regular expression is %d bytes long, more than MongoDB's limit of %d bytes; shorten it", len(s), MaxPatternLength)
+		return
+	}
 	if _, err := regexp.Compile(s); err != nil {
 		d.add(path, "mongomig cannot evaluate the regular expression %q (%v); rewrite it without lookaround or backreferences", s, unwrapRegexpErr(err))
 	}
@@ -254,6 +291,23 @@ func (d *dialect) pattern(s, path string) {
 func unwrapRegexpErr(err error) string {
 	msg := err.Error()
 	return strings.TrimPrefix(msg, "error parsing regexp: ")
+}
+
+// maxExcerpt is how much of a value a message may quote.
+const maxExcerpt = 80
+
+func excerpt(s string) string {
+	cut := false
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if utf8.RuneCountInString(s) > maxExcerpt {
+		s, cut = string([]rune(s)[:maxExcerpt]), true
+	}
+	if cut {
+		s += "..."
+	}
+	return s
 }
 
 func contains(list []string, s string) bool {
