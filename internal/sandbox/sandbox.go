@@ -55,6 +55,16 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := lockDir(abs)
+	if err != nil {
+		if temp {
+			_ = os.RemoveAll(abs)
+		}
+		return nil, err
+	}
+	// unlock releases the directory once the server has stopped (or did
+	// not start).
+	unlock := func() { _ = lock.Close() }
 	// FerretDB requires the URL to end with a slash; it stores one
 	// <db>.sqlite file per database in that directory.
 	// synchronous(off): SQLite never waits for an fsync. A commit survives
@@ -74,6 +84,7 @@ func Start(opts Options) (*Server, error) {
 	// its own that only the proxy uses.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		unlock()
 		if temp {
 			_ = os.RemoveAll(abs)
 		}
@@ -87,6 +98,7 @@ func Start(opts Options) (*Server, error) {
 	})
 	if err != nil {
 		_ = ln.Close()
+		unlock()
 		if temp {
 			_ = os.RemoveAll(abs)
 		}
@@ -95,6 +107,7 @@ func Start(opts Options) (*Server, error) {
 	backend, err := url.Parse(f.MongoDBURI())
 	if err != nil {
 		_ = ln.Close()
+		unlock()
 		return nil, fmt.Errorf("sandbox: embedded server address %q: %w", f.MongoDBURI(), err)
 	}
 
@@ -118,6 +131,7 @@ func Start(opts Options) (*Server, error) {
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
+		unlock()
 		if temp {
 			if rerr := os.RemoveAll(abs); rerr != nil && err == nil {
 				err = fmt.Errorf("sandbox: remove temporary directory: %w", rerr)
