@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -19,9 +20,13 @@ import (
 //     CANONICALIZE_HOST_NAME, ENVIRONMENT, TOKEN_RESOURCE, ALLOWED_HOSTS);
 //   - tlsCertificateKeyFilePassword and its old name
 //     sslClientCertificateKeyPassword;
+//   - proxyPassword (the connection string specification's; this driver
+//     keeps it as an unknown option);
 //   - any other option whose name looks like a credential (password,
 //     secret, token, ...): the driver keeps unknown options, and a URI
-//     copied from another tool may carry them.
+//     copied from another tool may carry them;
+//   - any option whose value has a credential's shape, whatever its name
+//     (see credentialShaped).
 //
 // The redaction works on the text, without the driver's parser, so a URI
 // the driver refuses is redacted too.
@@ -142,11 +147,44 @@ func (p *parsedURI) redactOption(pair string) string {
 			}
 		}
 		return rawKey + "=" + strings.Join(shown, ",")
-	case secretOption(key) && rawValue != "":
+	case rawValue != "" && (secretOption(key) || credentialShaped(value)):
 		p.secrets = append(p.secrets, rawValue)
 		return rawKey + "=***"
 	}
 	return pair
+}
+
+// credentialShapes are the forms of well-known credentials: a JSON Web
+// Token, an AWS access key id, GitHub and Slack tokens.
+var credentialShapes = regexp.MustCompile(`^(eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|(AKIA|ASIA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})$`)
+
+// credentialShaped reports whether an option value looks like a
+// credential whatever the option's name: a well-known token form, or 32
+// characters or more of base64-like text mixing upper case, lower case and
+// digits (no option MongoDB defines takes such a value; file names and
+// hosts have a '/' or '.').
+func credentialShaped(v string) bool {
+	if credentialShapes.MatchString(v) {
+		return true
+	}
+	if len(v) < 32 || strings.ContainsAny(v, "./") {
+		return false
+	}
+	var upper, lower, digit bool
+	for _, r := range v {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case r == '+' || r == '=' || r == '_' || r == '-':
+		default:
+			return false
+		}
+	}
+	return upper && lower && digit
 }
 
 func unescape(s string) string {
@@ -190,7 +228,7 @@ func redactErr(msg, uri string) string {
 	}
 	var forms []string
 	for _, s := range parseForRedaction(uri).secrets {
-		for _, f := range []string{s, unescape(s), pathUnescape(s), url.QueryEscape(unescape(s)), url.PathEscape(unescape(s))} {
+		for _, f := range []string{s, unescape(s), pathUnescape(s), url.QueryEscape(s), url.PathEscape(s), url.QueryEscape(unescape(s)), url.PathEscape(unescape(s))} {
 			if len(f) >= minSecretLen {
 				forms = append(forms, f)
 			}
