@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
@@ -240,7 +241,7 @@ func newApp(e *env) *cli.App {
 		cmd.Flags = append(cmd.Flags, commandCopies()...)
 		cmd.Before = func(c *cli.Context) error {
 			e.init(c, noColorEnv)
-			return nil
+			return validateFlags(c)
 		}
 	}
 	return app
@@ -257,6 +258,25 @@ func (e *env) init(c *cli.Context, noColorEnv bool) {
 		color:    useColor(e.g.NoColor, noColorEnv, e.streams.OutIsTerminal),
 		errColor: useColor(e.g.NoColor, noColorEnv, e.streams.ErrIsTerminal),
 	}
+}
+
+// validateFlags refuses, as usage errors (exit 2) before anything
+// starts, flag values that would otherwise fail later or do nothing.
+func validateFlags(c *cli.Context) error {
+	if hasFlag(c, "lock-lease") {
+		if d := c.Duration("lock-lease"); d < time.Second {
+			return usageError(fmt.Errorf("--lock-lease %v: give at least 1s (a crashed process's lock is taken over once its lease expires), such as 30s", d))
+		}
+	}
+	if hasFlag(c, "lock-wait") {
+		if d := c.Duration("lock-wait"); d < 0 {
+			return usageError(fmt.Errorf("--lock-wait %v: give 0 (fail at once if the lock is held) or a positive duration such as 5m", d))
+		}
+	}
+	if hasFlag(c, "sample") && c.IsSet("sample") && c.Int64("sample") == 0 {
+		return usageError(errors.New("--sample 0 would check no document: give a positive number of documents, or leave --sample out to check them all"))
+	}
+	return nil
 }
 
 // noArgs rejects positional arguments: urfave/cli v2 silently ignores flags

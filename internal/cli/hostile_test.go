@@ -131,12 +131,44 @@ func TestHostileNamesInJSON(t *testing.T) {
 	}
 }
 
-// TestFlagValuesRefused: a bad --max-file-size is exit 2 naming the flag.
+// TestFlagValuesRefused: flag values that cannot work or would check
+// nothing are exit 2 naming the flag, before anything connects or scans.
 func TestFlagValuesRefused(t *testing.T) {
 	for _, v := range []string{"0", "-1", "lots", "1GB"} {
 		r := run(t, false, "--dir", "../../migrations", "--max-file-size", v, "lint")
 		if r.code != ExitUsage || !strings.Contains(r.stderr, "--max-file-size") {
 			t.Errorf("--max-file-size %s: exit %d, stderr %q", v, r.code, r.stderr)
+		}
+	}
+	sandboxDir := t.TempDir()
+	for _, args := range [][]string{
+		{"up", "--lock-lease", "0"},
+		{"up", "--lock-lease", "500ms"},
+		{"down", "--lock-wait", "-1s"},
+		{"validate", "--sample", "0"},
+	} {
+		r := run(t, false, append([]string{"--embedded", sandboxDir, "--dir", "../../migrations"}, args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, args[1]) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestUnreadableDirectory: a --dir this user may not list is exit 2
+// naming the directory and what to do (root reads any directory: the test
+// needs another user).
+func TestUnreadableDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can read any directory")
+	}
+	dir := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(dir, 0o300); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"lint"}, {"--allow-empty", "lint"}} {
+		r := run(t, false, append([]string{"--dir", dir}, args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "migration directory "+dir+" cannot be read: permission denied; give this user read") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
@@ -38,10 +39,14 @@ func (e *env) runInfo(ctx context.Context) error {
 		// Embedded FerretDB does not stamp its version; the module's is it.
 		r.Server.FerretDBVersion = linkedModuleVersion("github.com/FerretDB/FerretDB")
 	}
-	o := e.out
-	if o.json {
-		return o.writeJSON(r)
+	if e.out.json {
+		return e.out.writeJSON(r)
 	}
+	renderInfo(e.out, r)
+	return nil
+}
+
+func renderInfo(o *output, r *runner.ServerReport) {
 	s := r.Server
 	server := "MongoDB " + s.Version
 	switch s.FerretDBVersion {
@@ -70,16 +75,22 @@ func (e *env) runInfo(ctx context.Context) error {
 		{"guarded writes", r.Capabilities.GuardedWrites},
 	}
 	for _, c := range caps {
-		if c.c.Available {
+		switch {
+		case c.c.Available:
 			o.printf("  %-20s %s\n", c.name, o.green("yes"))
-		} else {
+		case c.c.NotPermitted:
+			// Refused for lack of privileges: whether the server has it is unknown.
+			o.printf("  %-20s %s  %s\n", c.name, o.yellow(fmt.Sprintf("not permitted (code %d)", c.c.Code)), o.faint(c.c.Reason))
+		default:
 			o.printf("  %-20s %s  %s\n", c.name, o.red("no"), o.faint(c.c.Reason))
 		}
 	}
-	if !r.Capabilities.Validators.Available {
+	switch v := r.Capabilities.Validators; {
+	case v.NotPermitted:
+		o.warnf("this user may not create validators here (code %d): grant it collMod and createCollection on the database, or mongomig will apply migrations without validators", v.Code)
+	case !v.Available:
 		o.warnf("this server does not enforce validators: mongomig will apply migrations without them and enforce schemas client-side only (lint, validate, pkg/version Validate)")
 	}
-	return nil
 }
 
 // linkedModuleVersion is the version of a module linked into this binary,

@@ -38,6 +38,11 @@ type Capability struct {
 	Available bool `json:"available"`
 	// Reason explains an unavailable capability: the server's answer.
 	Reason string `json:"reason,omitempty"`
+	// NotPermitted: the server refused the probe for lack of privileges
+	// (Unauthorized 13, or Atlas's 8000), so whether it has the capability
+	// is unknown; Code is the server's error code.
+	NotPermitted bool `json:"notPermitted,omitempty"`
+	Code         int  `json:"code,omitempty"`
 }
 
 // Capabilities are the server features mongomig relies on, each found by
@@ -262,8 +267,11 @@ func classify(err error, what string) (Capability, error) {
 	}
 	var se mongo.ServerError
 	if errors.As(err, &se) {
-		if se.HasErrorCode(codeUnauthorized) {
-			return Capability{}, fmt.Errorf("probe %s: %w (the user needs the createCollection, insert, update and dropCollection actions on the database)", what, err)
+		for _, code := range []int{codeUnauthorized, codeAtlasError} {
+			if se.HasErrorCode(code) {
+				return Capability{NotPermitted: true, Code: code, Reason: fmt.Sprintf("%s not permitted (code %d): %s; the user needs the createCollection, collMod, insert, update, find and dropCollection actions on the database",
+					what, code, serverMessage(err))}, nil
+			}
 		}
 		return Capability{Reason: fmt.Sprintf("%s refused: %s", what, serverMessage(err))}, nil
 	}
@@ -273,6 +281,7 @@ func classify(err error, what string) (Capability, error) {
 // Server error codes mongomig classifies.
 const (
 	codeUnauthorized    = 13
+	codeAtlasError      = 8000 // Atlas's refusal of an action (user privileges or cluster tier)
 	codeCommandNotFound = 59
 	codeNotImplemented  = 238
 )
