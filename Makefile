@@ -49,6 +49,7 @@ fuzz:
 
 fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/migration
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/migration
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaAndDocument$$' -fuzztime $(FUZZTIME) ./pkg/validator
