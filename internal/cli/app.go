@@ -274,7 +274,8 @@ func validateFlags(c *cli.Context) error {
 		}
 	}
 	if hasFlag(c, "sample") && c.IsSet("sample") && c.Int64("sample") == 0 {
-		return usageError(errors.New("--sample 0 would check no document: give a positive number of documents, or leave --sample out to check them all"))
+		// validate's report scanned nothing and passed; init and analyze read everything.
+		return usageError(errors.New("--sample 0: give a positive number of documents, or leave --sample out to read them all"))
 	}
 	return nil
 }
