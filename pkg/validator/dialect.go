@@ -91,6 +91,9 @@ type dialect struct {
 	// (items: [] is valid in MongoDB, dependencies and enum follow
 	// json_schema_parser.cpp's rules).
 	decided []string
+	// longPattern: a pattern exceeds MaxPatternLength, so the meta-schema
+	// check (which compiles every pattern) must not run.
+	longPattern bool
 }
 
 // add records a problem. String arguments come from the schema: each is
@@ -280,6 +283,7 @@ const MaxPatternLength = 32764
 // lacks lookaround and backreferences.
 func (d *dialect) pattern(s, path string) {
 	if len(s) > MaxPatternLength {
+		d.longPattern = true
 		d.add(path, "regular expression is %d bytes long, more than MongoDB's limit of %d bytes; shorten it", len(s), MaxPatternLength)
 		return
 	}
