@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mongomig/mongomig/internal/sandbox"
 	"github.com/mongomig/mongomig/pkg/command"
@@ -19,8 +20,18 @@ func program() command.Program {
 // startSandbox starts the embedded FerretDB server storing its data in dir.
 func startSandbox(_ context.Context, dir string) (string, func(context.Context) error, error) {
 	srv, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if errors.Is(err, sandbox.ErrDirInUse) {
+		return "", nil, inUse{err}
+	}
 	if err != nil {
 		return "", nil, err
 	}
 	return srv.URI(), srv.Stop, nil
 }
+
+// inUse is the sandbox's ErrDirInUse, with its message, that also reports
+// itself as command.ErrEmbeddedInUse (exit 4).
+type inUse struct{ error }
+
+func (e inUse) Is(target error) bool { return target == command.ErrEmbeddedInUse }
+func (e inUse) Unwrap() error        { return e.error }

@@ -19,6 +19,10 @@ const (
 	ExitInterrupted = 130
 )
 
+// ErrEmbeddedInUse is wrapped by a Config.Embedded function when another
+// process serves the sandbox directory: like a lock not acquired, exit 4.
+var ErrEmbeddedInUse = errors.New("embedded sandbox directory in use")
+
 // exitError carries an exit code. reported means the command already
 // rendered the problem, so Main prints nothing more.
 type exitError struct {
@@ -54,6 +58,9 @@ func exitCode(err error) int {
 	var intr *runner.InterruptedError
 	if errors.As(err, &intr) {
 		return ExitInterrupted
+	}
+	if errors.Is(err, ErrEmbeddedInUse) {
+		return ExitLock
 	}
 	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
 		return ExitUsage

@@ -25,13 +25,19 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
+// ErrEmbeddedInUse is what [Program.Embedded] wraps when another process
+// already serves the directory.
+var ErrEmbeddedInUse = cli.ErrEmbeddedInUse
+
 // Program is a mongomig binary's configuration.
 type Program struct {
 	// VersionOptions are given to every version registry the commands
 	// build (version.WithFunc registers a func step's Go function).
 	VersionOptions []version.Option
 	// Embedded starts an in-process MongoDB-compatible server storing its
-	// data in dir, for --embedded and demo; nil leaves them out.
+	// data in dir, for --embedded and demo; nil leaves them out. An error
+	// wrapping [ErrEmbeddedInUse] (another process serves dir) exits with
+	// the lock's exit code, 4.
 	Embedded func(ctx context.Context, dir string) (uri string, stop func(context.Context) error, err error)
 }
 
