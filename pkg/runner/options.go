@@ -29,6 +29,9 @@ type config struct {
 	toolVersion     string
 	versionOpts     []version.Option
 	renewInterval   time.Duration
+	// forceTransactions: tie ledger writes to the lock by a transaction
+	// without asking the server (tests, see export_test.go).
+	forceTransactions bool
 }
 
 // Defaults.
