@@ -97,8 +97,11 @@ func (r *Runner) leaseEvents(e lease.Event) {
 // lease by a transaction, and says so once when they cannot.
 func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*held, error) {
 	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Events: r.leaseEvents})
-	if err != nil || id != lockID {
-		return &held{Held: h}, err
+	if err != nil {
+		return nil, err
+	}
+	if id != lockID {
+		return &held{Held: h}, nil
 	}
 	txn := r.cfg.forceTransactions
 	if !txn {
