@@ -166,13 +166,23 @@ func (h *Held) heartbeat(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, Margin(h.lease))
+		// A renewal is worth waiting for until validUntil (past it, at
+		// least a margin): the fence needs no answer sooner.
+		validUntil, _ := h.until()
+		rctx, cancel := context.WithDeadline(ctx, later(validUntil, time.Now().Add(Margin(h.lease))))
 		err := h.renew(rctx)
 		cancel()
 		if validUntil, since := h.until(); err != nil && ctx.Err() == nil && !time.Now().Before(validUntil) {
 			h.lose(fmt.Errorf("%w (no renewal of %s proven since %s: this process may have been paused, or the server is unreachable: %v)", ErrLost, h.name, since.Format(time.RFC3339), err))
 		}
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Release stops the heartbeat and deletes the lease document if it still
