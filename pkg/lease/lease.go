@@ -159,10 +159,13 @@ func Acquire(ctx context.Context, coll *mongo.Collection, name string, opts Opti
 			return nil, fmt.Errorf("read the holder of lease %s: %w", name, err)
 		}
 		if !holder.ExpiresAt.After(now) {
-			if err := takeOver(ctx, coll, name, holder); err != nil {
+			took, err := takeOver(ctx, coll, name, holder)
+			if err != nil {
 				return nil, err
 			}
-			opts.Events(Event{Kind: EventTakenOver, Name: name, Holder: &holder.Info, Message: "took over the expired lease " + name + " of " + holder.Info.String()})
+			if took { // else another contender removed it first
+				opts.Events(Event{Kind: EventTakenOver, Name: name, Holder: &holder.Info, Message: "took over the expired lease " + name + " of " + holder.Info.String()})
+			}
 			continue
 		}
 		waited := time.Since(start)
@@ -184,16 +187,18 @@ func Acquire(ctx context.Context, coll *mongo.Collection, name string, opts Opti
 }
 
 // takeOver deletes exactly the stale document read: the same holder,
-// acquisition and expiry (a renewed or re-acquired lease differs).
-func takeOver(ctx context.Context, coll *mongo.Collection, name string, holder stored) error {
+// acquisition and expiry (a renewed or re-acquired lease differs). It
+// reports whether it deleted it.
+func takeOver(ctx context.Context, coll *mongo.Collection, name string, holder stored) (bool, error) {
 	filter := bson.D{{Key: "_id", Value: name}, {Key: "owner", Value: holder.Owner}, {Key: "acquiredAt", Value: holder.AcquiredAt}, {Key: "expiresAt", Value: holder.ExpiresAt}}
 	if holder.Token != "" {
 		filter = append(filter, bson.E{Key: "token", Value: holder.Token})
 	}
-	if _, err := coll.DeleteOne(ctx, filter); err != nil {
-		return fmt.Errorf("take over the expired lease %s: %w", name, err)
+	res, err := coll.DeleteOne(ctx, filter)
+	if err != nil {
+		return false, fmt.Errorf("take over the expired lease %s: %w", name, err)
 	}
-	return nil
+	return res.DeletedCount == 1, nil
 }
 
 func newToken() string {
