@@ -56,13 +56,15 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 
-## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, and a
-## longer fuzz pass (FUZZTIME, default 2m per target)
+## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, the lease
+## conformance suite with LEASE_ROUNDS (default 100) rounds of contention, the lease process
+## tests LEASE_REPEATS (default 20) times, and a longer fuzz pass (FUZZTIME, default 2m per target)
 MONGOMIG_TRIALS ?= 100
 reliability:
 	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner | grep -E '^(---|ok|FAIL)|trials|rounds'
 	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings' ./pkg/runner
-	$(GO) test -count=$(or $(LEASE_ROUNDS),20) -timeout 1h -run 'TestPausedHolderSendsNothingAfterTakeover|TestForcedUnlockStopsTheHolder|TestUpProcessesConcurrently|TestStaleLockTakenOverOnlyAfterExpiry' ./pkg/runner
+	MONGOMIG_LEASE_ROUNDS=$(or $(LEASE_ROUNDS),100) $(GO) test -count=1 -timeout 1h -v -run 'TestConformance' ./pkg/lease
+	$(GO) test -count=$(or $(LEASE_REPEATS),20) -timeout 1h -run 'TestPausedHolderSendsNothingAfterTakeover|TestForcedUnlockStopsTheHolder|TestUpProcessesConcurrently|TestStaleLockTakenOverOnlyAfterExpiry|TestSIGTERMReleasesTheLock|TestLedgerTransaction' ./pkg/runner ./cmd/mongomig
 	$(MAKE) fuzz-pass FUZZTIME=$(or $(LONGFUZZ),2m)
 
 ## sandbox-info: the tool against the embedded sandbox in .sandbox/

@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +83,123 @@ func TestSIGTERMWhileWaitingForTheLock(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "interrupted before anything was applied; run `mongomig up` again to continue") {
 		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// holdingProxy forwards a client's connections to backend, but holds the
+// first message that contains marker (a command name) until release is
+// closed: a client that sent it is stopped right there, between two
+// commands of its own, for as long as a test needs.
+type holdingProxy struct {
+	ln      net.Listener
+	backend string
+	marker  []byte
+	held    chan struct{} // closed when the marker was seen
+	release chan struct{}
+	once    sync.Once
+}
+
+func startHoldingProxy(t *testing.T, backend, marker string) *holdingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &holdingProxy{ln: ln, backend: backend, marker: append([]byte(marker), 0), held: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *holdingProxy) serve(c net.Conn) {
+	defer c.Close()
+	b, err := net.Dial("tcp", p.backend)
+	if err != nil {
+		return
+	}
+	defer b.Close()
+	go func() { _, _ = io.Copy(c, b) }()
+	for {
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return
+		}
+		msg := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+		copy(msg, hdr[:])
+		if _, err := io.ReadFull(c, msg[4:]); err != nil {
+			return
+		}
+		if bytes.Contains(msg, p.marker) {
+			first := false
+			p.once.Do(func() { first = true; close(p.held) })
+			if first {
+				<-p.release
+			}
+		}
+		if _, err := b.Write(msg); err != nil {
+			return
+		}
+	}
+}
+
+// TestSIGTERMReleasesTheLock: `mongomig up` holding the lock (its lease an
+// hour) gets SIGTERM while a createIndexes of its first migration is on
+// its way: it finishes that command, stops at the next safe point (exit
+// 130) and deletes its lease document, so a second `up` that may not wait
+// at all (--lock-wait 0, exit 4 if the lock were held) starts at once and
+// finishes the run.
+func TestSIGTERMReleasesTheLock(t *testing.T) {
+	srv := sandboxtest.Start(t)
+	u, err := url.Parse(srv.URI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startHoldingProxy(t, u.Host, "createIndexes")
+	first := mongomigProcess(t, "../..", nil, "--uri", "mongodb://"+p.ln.Addr().String()+"/app", "up", "--lock-lease", "1h")
+	var stderr bytes.Buffer
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.held:
+	case <-time.After(2 * time.Minute):
+		_ = first.Process.Kill()
+		t.Fatalf("up never sent createIndexes: %s", stderr.String())
+	}
+	if err := first.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	close(p.release)
+	if code := exitCodeOf(first.Wait()); code != 130 || !strings.Contains(stderr.String(), "run `mongomig up` again to continue") {
+		t.Fatalf("the interrupted up: exit %d, want 130\n%s", code, stderr.String())
+	}
+	db := sandboxtest.Connect(t, srv.URI()).Database("app")
+	if n, err := db.Collection("mongomig_lock").CountDocuments(context.Background(), bson.D{}); err != nil || n != 0 {
+		t.Fatalf("%d lease documents left after SIGTERM (%v): the lock was not released", n, err)
+	}
+	out, err := mongomigProcess(t, "../..", nil, "--uri", strings.TrimSuffix(srv.URI(), "/")+"/app", "up", "--lock-wait", "0").CombinedOutput()
+	if err != nil {
+		t.Fatalf("the next up (exit %d): %s", exitCodeOf(err), out)
+	}
+	var versions []int64
+	cur, err := db.Collection("mongomig_migrations").Find(context.Background(), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next(context.Background()) {
+		versions = append(versions, cur.Current.Lookup("_id").AsInt64())
+	}
+	if len(versions) != 4 {
+		t.Errorf("ledger after both runs: %v, want the four sample migrations", versions)
 	}
 }
 

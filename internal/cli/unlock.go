@@ -93,7 +93,7 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 		if l.Expired {
 			state = "expired"
 		}
-		e.out.printf("%s: %s by %s\n", l.Name, state, l.LockInfo)
+		e.out.printf("%s: %s by %s\n", l.Name, state, l.Info)
 	}
 	switch {
 	case len(res.Freed) > 0:

@@ -31,7 +31,7 @@ func TestLibrariesStayLight(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/runner"} {
+	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/lease", "pkg/lease/leasetest", "pkg/runner"} {
 		for _, d := range deps(t, pkg) {
 			for _, h := range heavy {
 				if strings.HasPrefix(d, h) {
@@ -81,7 +81,8 @@ func TestCustomBinaryLinksNoSandbox(t *testing.T) {
 }
 
 // TestFloors: pkg/migration and pkg/validator import neither each other
-// nor any mongomig package but the standard-library-only internal/suggest.
+// nor any mongomig package but the standard-library-only internal/suggest;
+// pkg/lease imports no mongomig package.
 func TestFloors(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
@@ -92,6 +93,17 @@ func TestFloors(t *testing.T) {
 			if strings.HasPrefix(d, module+"/") && d != module+"/"+pkg && !allowed[d] {
 				t.Errorf("%s imports %s, breaking the package floors of docs/architecture.md", pkg, d)
 			}
+		}
+	}
+	// pkg/lease sits between pkg/runner and the driver: it imports the
+	// driver and the standard library only.
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/pkg/lease").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list pkg/lease: %v\n%s", err, out)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if strings.Contains(strings.Split(d, "/")[0], ".") && !strings.HasPrefix(d, "go.mongodb.org/mongo-driver/v2/") {
+			t.Errorf("pkg/lease imports %s: only the driver and the standard library belong below pkg/runner (docs/architecture.md)", d)
 		}
 	}
 	for _, d := range deps(t, "internal/suggest") {

@@ -14,3 +14,10 @@ func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
 	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{}, false)
 	return models
 }
+
+// WithTransactions ties ledger writes to the lock by a transaction without
+// asking the server: on the sandbox, which refuses startTransaction, it
+// shows the commands the transactional path sends.
+func WithTransactions() Option {
+	return optionFunc(func(c *config) error { c.forceTransactions = true; return nil })
+}

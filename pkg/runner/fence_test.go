@@ -7,13 +7,17 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -118,5 +122,155 @@ func TestForcedUnlockStopsTheHolder(t *testing.T) {
 	}
 	if v := ledgerVersions(t, db); !equalVersions(v, 1) {
 		t.Errorf("ledger = %v: it recorded migrations without its lock", v)
+	}
+}
+
+// commandLog records the commands a client starts.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds []bson.Raw
+}
+
+func (l *commandLog) monitor() *options.ClientOptions {
+	return options.Client().SetMonitor(&event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.cmds = append(l.cmds, e.Command)
+	}})
+}
+
+func (l *commandLog) all() []bson.Raw {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]bson.Raw(nil), l.cmds...)
+}
+
+// TestLedgerTimeFenceOnlyWithoutTransactions: on a server without
+// transactions (the sandbox) up says once that the ledger write is fenced
+// by time only, and sends no transaction.
+func TestLedgerTimeFenceOnlyWithoutTransactions(t *testing.T) {
+	srv := sandboxtest.Start(t)
+	log := &commandLog{}
+	db := sandboxtest.Connect(t, srv.URI(), log.monitor()).Database("app")
+	notices := 0
+	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) {
+		if e.Kind == runner.EventLedgerFence {
+			notices++
+		}
+	}))
+	if _, err := r.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if notices != 1 {
+		t.Errorf("%d notices that the ledger is fenced by time only, want 1", notices)
+	}
+	for _, c := range log.all() {
+		if _, err := c.LookupErr("startTransaction"); err == nil {
+			t.Errorf("sent a transaction to a server without them: %s", c)
+		}
+	}
+}
+
+// TestLedgerTransactionCommands forces the transactional ledger write on
+// the sandbox, which refuses startTransaction (FailedToParse): the
+// commands up sends are pinned. The transaction's first statement
+// increments fencedWrites on the lock document matched on this
+// acquisition's token (a write, so that it conflicts with a takeover's
+// delete; see pkg/lease), with snapshot read concern; the abort carries
+// majority write concern; and the ledger insert is never sent outside it.
+// TestLedgerTransactionMongoDB sees the whole transaction commit.
+func TestLedgerTransactionCommands(t *testing.T) {
+	srv := sandboxtest.Start(t)
+	log := &commandLog{}
+	db := sandboxtest.Connect(t, srv.URI(), log.monitor()).Database("app")
+	_, err := newRunner(t, db, samples(t), runner.WithTransactions()).Up(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "record 0001_create_users.yaml in the ledger") {
+		t.Fatalf("up with a forced transaction on the sandbox: %v", err)
+	}
+	var start, abort bson.Raw
+	for _, c := range log.all() {
+		switch name := c.Index(0).Key(); {
+		case name == "insert" && c.Lookup("insert").StringValue() == runner.DefaultLedgerCollection:
+			t.Errorf("the ledger insert was sent although its transaction failed: %s", c)
+		case name == "abortTransaction":
+			abort = c
+		case c.Lookup("startTransaction").Type != 0:
+			if start != nil {
+				t.Errorf("a second transaction: %s", c)
+			}
+			start = c
+		}
+	}
+	if start == nil {
+		t.Fatal("no transaction was started")
+	}
+	u := start.Lookup("updates").Array().Index(0).Document()
+	if start.Lookup("update").StringValue() != runner.DefaultLockCollection ||
+		u.Lookup("q", "_id").StringValue() != "mongomig" || u.Lookup("q", "token").Type != bson.TypeString ||
+		u.Lookup("u", "$inc", "fencedWrites").AsInt64() != 1 ||
+		!start.Lookup("startTransaction").Boolean() || start.Lookup("autocommit").Boolean() ||
+		start.Lookup("readConcern", "level").StringValue() != "snapshot" || start.Lookup("txnNumber").Type == 0 {
+		t.Errorf("the transaction's first command: %s", start)
+	}
+	if abort == nil || abort.Lookup("writeConcern", "w").StringValue() != "majority" || !abort.Lookup("txnNumber").Equal(start.Lookup("txnNumber")) {
+		t.Errorf("abortTransaction of the refused transaction: %s", abort)
+	}
+	if v := ledgerVersions(t, db); len(v) != 0 {
+		t.Errorf("ledger = %v", v)
+	}
+}
+
+// TestLedgerTransactionMongoDB: on a MongoDB replica set or sharded
+// cluster each ledger insert runs in a transaction whose first statement
+// updates the lock document matched on the token, committed with majority
+// write concern, and no notice about a time-only fence is given.
+func TestLedgerTransactionMongoDB(t *testing.T) {
+	uri := os.Getenv("MONGOMIG_TEST_URI")
+	if uri == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: TestLedgerTransactionCommands pins the commands on the sandbox")
+	}
+	log := &commandLog{}
+	db := sandboxtest.Connect(t, uri, log.monitor()).Database("mongomig_ledger_txn")
+	_ = db.Drop(context.Background())
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	if ok, err := lease.Transactions(context.Background(), db); err != nil || !ok {
+		t.Skipf("the server has no transactions (%v): the time fence is its guarantee", err)
+	}
+	notices := 0
+	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) {
+		if e.Kind == runner.EventLedgerFence {
+			notices++
+		}
+	}))
+	if _, err := r.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cmds := log.all()
+	inserts := 0
+	for i, c := range cmds {
+		if c.Index(0).Key() != "insert" || c.Lookup("insert").StringValue() != runner.DefaultLedgerCollection {
+			continue
+		}
+		inserts++
+		txn := c.Lookup("txnNumber")
+		if txn.Type == 0 || c.Lookup("autocommit").Boolean() || i == 0 {
+			t.Fatalf("ledger insert outside a transaction: %s", c)
+		}
+		first, commit := cmds[i-1], bson.Raw(nil)
+		for _, d := range cmds[i+1:] {
+			if d.Index(0).Key() == "commitTransaction" && d.Lookup("txnNumber").Equal(txn) {
+				commit = d
+				break
+			}
+		}
+		if first.Lookup("update").StringValue() != runner.DefaultLockCollection || !first.Lookup("startTransaction").Boolean() || !first.Lookup("txnNumber").Equal(txn) {
+			t.Errorf("the statement before the ledger insert: %s", first)
+		}
+		if commit == nil || commit.Lookup("writeConcern", "w").StringValue() != "majority" {
+			t.Errorf("commit of the ledger transaction: %s", commit)
+		}
+	}
+	if inserts != 4 || notices != 0 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
+		t.Errorf("%d ledger inserts, %d time-fence notices, ledger %v", inserts, notices, ledgerVersions(t, db))
 	}
 }

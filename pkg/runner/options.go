@@ -29,6 +29,9 @@ type config struct {
 	toolVersion     string
 	versionOpts     []version.Option
 	renewInterval   time.Duration
+	// forceTransactions: tie ledger writes to the lock by a transaction
+	// without asking the server (tests, see export_test.go).
+	forceTransactions bool
 }
 
 // Defaults.
@@ -84,7 +87,7 @@ func WithLockCollection(name string) Option {
 
 // WithLockLease sets how long the lock is held without a heartbeat
 // (default 30s; at least 1s). A crashed process's lock is taken over after
-// it expires. The heartbeat renews it every third of the lease.
+// it expires. The heartbeat renews it every quarter of the lease.
 func WithLockLease(d time.Duration) Option {
 	return optionFunc(func(c *config) error {
 		if d < time.Second {

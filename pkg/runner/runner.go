@@ -153,16 +153,19 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 	if err != nil {
 		now = time.Now()
 	}
-	if err := fence(ctx); err != nil {
-		return fmt.Errorf("record %s: %w", m.File, err)
-	}
 	e := LedgerEntry{
 		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: schemaChecksum(m),
 		AppliedAt: now, DurationMS: took.Milliseconds(),
 		AppliedBy:   AppliedBy{Host: host, User: who, PID: os.Getpid(), Owner: r.cfg.owner},
 		ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,
 	}
-	if _, err := r.ledger().InsertOne(ctx, e); err != nil {
+	if err := fencedWrite(ctx, func(ctx context.Context) error {
+		_, err := r.ledger().InsertOne(ctx, e)
+		return err
+	}); err != nil {
+		if errors.Is(err, ErrLockLost) {
+			return fmt.Errorf("record %s: %w", m.File, err)
+		}
 		if mongo.IsDuplicateKeyError(err) {
 			return fmt.Errorf("record %s in the ledger: another process recorded it while this one applied it (the lock was lost?): %w", m.File, err)
 		}
@@ -172,10 +175,10 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 }
 
 func (r *Runner) forget(ctx context.Context, v int64) error {
-	if err := fence(ctx); err != nil {
-		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
-	}
-	if _, err := r.ledger().DeleteOne(ctx, bson.D{{Key: "_id", Value: v}}); err != nil {
+	if err := fencedWrite(ctx, func(ctx context.Context) error {
+		_, err := r.ledger().DeleteOne(ctx, bson.D{{Key: "_id", Value: v}})
+		return err
+	}); err != nil {
 		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
 	}
 	return nil
