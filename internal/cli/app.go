@@ -156,6 +156,8 @@ type env struct {
 	g       globals
 	// warnedClientSide: the client-side-only validator warning was given.
 	warnedClientSide bool
+	// notedTimeFence: the "ledger fenced by time only" note was given.
+	notedTimeFence bool
 }
 
 // Config customises a mongomig binary (see pkg/command).

@@ -79,6 +79,11 @@ func (e *env) renderEvent(ev runner.Event) {
 		}
 		e.warnedClientSide = true
 		e.out.warnf("%s; further collections are reported in the result", ev.Message)
+	case runner.EventLedgerFence:
+		if !e.notedTimeFence {
+			e.notedTimeFence = true
+			e.logf("%s (see docs/reliability.md)", ev.Message)
+		}
 	case runner.EventBackfillUnguarded:
 		e.out.warnf("%s", ev.Message)
 	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments:
