@@ -80,13 +80,16 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := fence(ctx); err != nil {
-			return err
-		}
-		if _, err := r.ledger().UpdateOne(ctx, bson.D{{Key: "_id", Value: m.Version}}, bson.D{{Key: "$set", Value: bson.D{
+		set := bson.D{{Key: "$set", Value: bson.D{
 			{Key: "checksum", Value: m.Checksum}, {Key: "schemaChecksum", Value: schemaChecksum(m)},
 			{Key: "driftAcceptedAt", Value: now}, {Key: "driftAcceptedFrom", Value: ms.LedgerChecksum},
-		}}}); err != nil {
+		}}}
+		// A ledger write like record's: in the lease's transaction where
+		// the server has them, after the fence elsewhere.
+		if err := fencedWrite(ctx, func(ctx context.Context) error {
+			_, err := r.ledger().UpdateOne(ctx, bson.D{{Key: "_id", Value: m.Version}}, set)
+			return err
+		}); err != nil {
 			return fmt.Errorf("record the accepted edit of %s: %w", m.File, err)
 		}
 		r.cfg.events(Event{Kind: EventCommand, Version: m.Version, File: m.File, Message: fmt.Sprintf("%s: edit accepted (--allow-drift); recorded in the ledger", m.File)})
