@@ -102,7 +102,7 @@ func (e *env) renderStatus(st *runner.Status) {
 			if l.Expired {
 				state = o.yellow("expired")
 			}
-			rows = append(rows, []cell{{text: l.Name}, {text: state}, {text: fmt.Sprintf("%s (host %s, pid %d)", l.Owner, l.Host, l.PID)},
+			rows = append(rows, []cell{{text: l.Name}, {text: state}, {text: l.Holder()},
 				{text: "until " + l.ExpiresAt.UTC().Format("2006-01-02 15:04:05Z"), paint: o.faint}})
 		}
 		o.table("  ", rows)

@@ -27,6 +27,9 @@ type Options struct {
 	Wait time.Duration
 	// Owner names the holder to others (status, unlock, waiting messages).
 	Owner string
+	// Command says what the holder runs ("up", "backfill"), for the same
+	// messages; it never holds the command line (which may hold a URI).
+	Command string
 	// Events, if set, receives what happens: waiting, taken over, acquired,
 	// released.
 	Events func(Event)
@@ -54,6 +57,7 @@ type Event struct {
 // Info describes a lease holder.
 type Info struct {
 	Owner      string    `bson:"owner" json:"owner"`
+	Command    string    `bson:"command,omitempty" json:"command,omitempty"`
 	Host       string    `bson:"host" json:"host"`
 	PID        int       `bson:"pid" json:"pid"`
 	AcquiredAt time.Time `bson:"acquiredAt" json:"acquiredAt"`
@@ -61,8 +65,16 @@ type Info struct {
 }
 
 func (l Info) String() string {
-	return fmt.Sprintf("%s (host %s, pid %d), taken %s, lease until %s",
-		l.Owner, l.Host, l.PID, l.AcquiredAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s, taken %s, lease until %s", l.Holder(), l.AcquiredAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// Holder names the holder: its command, owner, host and pid.
+func (l Info) Holder() string {
+	who := fmt.Sprintf("%s (host %s, pid %d)", l.Owner, l.Host, l.PID)
+	if l.Command != "" {
+		return fmt.Sprintf("`mongomig %s` %s", l.Command, who)
+	}
+	return who
 }
 
 // ErrTimeout is returned (wrapped in a [*TimeoutError]) when another
@@ -140,7 +152,7 @@ func Acquire(ctx context.Context, coll *mongo.Collection, name string, opts Opti
 		}
 		token := newToken()
 		doc := bson.D{
-			{Key: "_id", Value: name}, {Key: "owner", Value: opts.Owner}, {Key: "token", Value: token}, {Key: "host", Value: host},
+			{Key: "_id", Value: name}, {Key: "owner", Value: opts.Owner}, {Key: "command", Value: opts.Command}, {Key: "token", Value: token}, {Key: "host", Value: host},
 			{Key: "pid", Value: os.Getpid()}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(opts.Lease)},
 		}
 		_, err = coll.InsertOne(ctx, doc)

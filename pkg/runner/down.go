@@ -69,7 +69,7 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 		return nil, fmt.Errorf("invalid target version %d", to)
 	}
 	total := 0
-	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
+	err = r.withLock(withCommand(ctx, "down"), lockID, func(ctx context.Context) error {
 		dp, err := r.checkDown(ctx, to)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -96,7 +97,7 @@ func (r *Runner) leaseEvents(e lease.Event) {
 // migration lock it also learns whether ledger writes can be tied to the
 // lease by a transaction, and says so once when they cannot.
 func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*held, error) {
-	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Events: r.leaseEvents})
+	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Command: leaseCommand(ctx, id), Events: r.leaseEvents})
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +114,25 @@ func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*h
 		r.cfg.events(Event{Kind: EventLedgerFence, Message: "the server has no transactions (standalone or FerretDB): the ledger write is fenced by the lease's clock only, not tied to the lock by a transaction"})
 	}
 	return &held{Held: h, txn: txn}, nil
+}
+
+type commandKey struct{}
+
+// withCommand names, for the lease's holder, the command that takes the
+// migration lock (up or down).
+func withCommand(ctx context.Context, cmd string) context.Context {
+	return context.WithValue(ctx, commandKey{}, cmd)
+}
+
+// leaseCommand is what a lease's document says its holder runs.
+func leaseCommand(ctx context.Context, id string) string {
+	if cmd, ok := ctx.Value(commandKey{}).(string); ok {
+		return cmd
+	}
+	if strings.HasPrefix(id, "backfill:") {
+		return "backfill"
+	}
+	return ""
 }
 
 // withLock runs fn holding the migration lock or a backfill lease. fn's

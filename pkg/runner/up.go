@@ -90,7 +90,7 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 // with an [*InterruptedError]; a command already sent runs to its end.
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
 	total := 0
-	err = r.withLock(ctx, lockID, func(ctx context.Context) error {
+	err = r.withLock(withCommand(ctx, "up"), lockID, func(ctx context.Context) error {
 		pending, err := r.pending(ctx, to)
 		if err != nil {
 			return err
