@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
@@ -45,16 +46,25 @@ func (e *UpgradeError) Error() string {
 
 func (e *UpgradeError) Unwrap() error { return e.Err }
 
-// VersionError is a version field that does not hold a whole number.
+// VersionError is a version field that does not hold a version (a
+// non-negative whole number; see [Registry.VersionIs]), or that appears
+// more than once among the document's top-level keys.
 type VersionError struct {
 	Collection string
 	ID         any
 	Field      string
 	Found      string
+	// Count is how many times the field appears when it appears more than
+	// once (0 otherwise).
+	Count int
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number; fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
+	if e.Count > 1 {
+		return fmt.Sprintf("%s document %s: field %q appears %d times (%s); drivers disagree on which one a read sees (Go's bson.D keeps all, bson.M and structs the last): replace the document with one that has a single %q",
+			e.Collection, idString(e.ID), e.Field, e.Count, e.Found, e.Field)
+	}
+	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number (a non-negative whole number); fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
 }
 
 func idString(id any) string {
@@ -67,19 +77,19 @@ func idString(id any) string {
 	return fmt.Sprintf("_id=%v", id)
 }
 
-// versionOf converts a version field's value. ok is false for types that
-// are not whole numbers.
+// versionOf converts a version field's value. ok is false for values that
+// are not versions: negative numbers, fractions and other types.
 func versionOf(v any, present bool) (int64, bool) {
 	if !present || v == nil {
 		return 0, true // missing or null: before mongomig
 	}
 	switch n := v.(type) {
 	case int32:
-		return int64(n), true
+		return int64(n), n >= 0
 	case int64:
-		return n, true
+		return n, n >= 0
 	case int:
-		return int64(n), true
+		return int64(n), n >= 0
 	case float64:
 		if n == math.Trunc(n) && n >= 0 && n < 1<<53 {
 			return int64(n), true
@@ -100,13 +110,41 @@ func lookupD(d bson.D, key string) (any, bool) {
 // VersionOf returns the version of a document of coll: its version field,
 // 0 when missing.
 func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
-	v, present := lookupD(doc, r.field)
-	n, ok := versionOf(v, present)
-	if !ok {
-		id, _ := lookupD(doc, "_id")
-		return 0, &VersionError{coll, id, r.field, describeValue(v)}
+	n, _, _, err := r.scanD(coll, doc)
+	return n, err
+}
+
+// scanD reads, in one pass over doc's top-level keys, its version (a
+// *VersionError when invalid or repeated) and its server-side backfill
+// marker, if any.
+func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marked bool, err error) {
+	var vv any
+	var vals []string
+	count := 0
+	for i := range doc {
+		switch doc[i].Key {
+		case r.field:
+			if count == 0 {
+				vv = doc[i].Value
+			}
+			count++
+			if len(vals) < 3 {
+				vals = append(vals, describeValue(doc[i].Value))
+			}
+		case MarkerField:
+			marker, marked = doc[i].Value, true
+		}
 	}
-	return n, nil
+	from, ok := versionOf(vv, count > 0)
+	switch {
+	case count > 1:
+		id, _ := lookupD(doc, "_id")
+		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: strings.Join(vals, ", "), Count: count}
+	case !ok:
+		id, _ := lookupD(doc, "_id")
+		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: describeValue(vv)}
+	}
+	return from, marker, marked, nil
 }
 
 // Upgrade returns doc of collection coll upgraded to the current version,
@@ -114,23 +152,11 @@ func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
 // is. doc itself is never modified. A collection no migration names is an
 // [ErrUnknownCollection] unless declared with [WithCollections].
 func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
-	// One pass finds both the version and a server-side backfill's marker.
-	var vv, marker any
-	hasV, partway := false, false
-	for i := range doc {
-		switch doc[i].Key {
-		case r.field:
-			if !hasV {
-				vv, hasV = doc[i].Value, true
-			}
-		case MarkerField:
-			marker, partway = doc[i].Value, true
-		}
-	}
-	from, ok := versionOf(vv, hasV)
-	if !ok {
-		id, _ := lookupD(doc, "_id")
-		return doc, false, &VersionError{coll, id, r.field, describeValue(vv)}
+	// One pass finds the version, checks it appears once, and finds a
+	// server-side backfill's marker.
+	from, marker, partway, err := r.scanD(coll, doc)
+	if err != nil {
+		return doc, false, err
 	}
 	ch := r.chains[coll]
 	if ch == nil {
@@ -140,12 +166,8 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	}
 	cur := ch.current()
 	if from == cur {
-		if partway {
-			// A marker on a current document is stale (left by a write-back
-			// that raced a server-side step before write-backs guarded the
-			// marker): never trust it, remove it.
-			return unset(append(bson.D(nil), doc...), []string{MarkerField}), true, nil
-		}
+		// A marker on a current document is never read (MarkerField,
+		// invariant 3): the document is returned as is.
 		return doc, false, nil
 	}
 	if from > cur {
@@ -153,12 +175,28 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
 	if partway {
-		out, err := r.resume(coll, doc, from, marker)
+		out, at, err := r.resume(coll, ch, doc, from, marker)
 		if err != nil {
 			return doc, false, err
 		}
-		return out, true, nil
+		if at == cur {
+			return out, true, nil
+		}
+		// The marker's plan ended below the current version: the rest of
+		// the chain runs as for any document at that version.
+		up, _, err := r.upgradeFrom(coll, ch, out, at)
+		if err != nil {
+			return doc, false, err
+		}
+		return up, true, nil
 	}
+	return r.upgradeFrom(coll, ch, doc, from)
+}
+
+// upgradeFrom runs every upgrade of ch above version from on doc (not
+// modified) and stamps the current version.
+func (r *Registry) upgradeFrom(coll string, ch *chain, doc bson.D, from int64) (bson.D, bool, error) {
+	cur := ch.current()
 	if ch.keys != nil {
 		return r.upgradeOverlay(coll, ch, doc, from)
 	}
@@ -316,7 +354,8 @@ func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
 }
 
 // UpgradeRaw is [Registry.Upgrade] for raw BSON. A document already at the
-// current version costs one scan of its top-level keys and no allocation.
+// current version costs one scan of its top-level keys (a version field
+// that appears twice is an error) and no allocation.
 func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error) {
 	ch := r.chains[coll]
 	if ch == nil {
@@ -324,8 +363,7 @@ func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error)
 			return raw, false, err
 		}
 	}
-	v, present, ok, marked := rawVersionMarker(raw, r.field)
-	if !marked && (ok && present && v == ch.current() || ok && !present && ch.current() == 0) {
+	if v, _, ok := rawVersion(raw, r.field); ok && v == ch.current() {
 		return raw, false, nil
 	}
 	var d bson.D
@@ -344,46 +382,23 @@ func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error)
 }
 
 // VersionOfRaw returns the version of a raw document (0 when the field is
-// missing or null); ok is false when the field is not a whole number. It
-// does not allocate.
+// missing or null); ok is false when the field does not hold a version or
+// appears twice. It does not allocate.
 func (r *Registry) VersionOfRaw(raw bson.Raw) (v int64, ok bool) {
 	v, _, ok = rawVersion(raw, r.field)
 	return v, ok
 }
 
-// rawVersionMarker is rawVersion that also reports whether the document
-// carries a server-side backfill marker; it scans every top-level key
-// once, without allocating.
-func rawVersionMarker(raw bson.Raw, field string) (v int64, present, ok, marked bool) {
-	if len(raw) < 5 {
-		return 0, false, false, false
-	}
-	v, present, ok = 0, false, true
-	found := false
-	rem := raw[4 : len(raw)-1]
-	for len(rem) > 0 {
-		elem, rest, good := bsoncore.ReadElement(rem)
-		if !good {
-			return 0, false, false, marked
-		}
-		rem = rest
-		switch key := elem.KeyBytes(); {
-		case string(key) == MarkerField:
-			marked = true
-		case !found && string(key) == field:
-			found = true
-			v, present, ok = rawValueVersion(elem.Value())
-		}
-	}
-	return v, present, ok, marked
-}
-
-// rawVersion finds the version field among the top-level elements without
-// allocating. ok is false when the value is not a whole number.
+// rawVersion finds the version field among the top-level elements, and
+// checks that it appears once, in one scan of every key, without
+// allocating. ok is false when the value is not a version, or the field
+// appears twice.
 func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
 	if len(raw) < 5 {
 		return 0, false, false
 	}
+	found := false
+	ok = true
 	rem := raw[4 : len(raw)-1]
 	for len(rem) > 0 {
 		elem, rest, good := bsoncore.ReadElement(rem)
@@ -392,20 +407,24 @@ func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
 		}
 		rem = rest
 		if string(elem.KeyBytes()) == field {
-			return rawValueVersion(elem.Value())
+			if found {
+				return 0, true, false
+			}
+			found = true
+			v, present, ok = rawValueVersion(elem.Value())
 		}
 	}
-	return 0, false, true
+	return v, present, ok
 }
 
 // rawValueVersion reads a version field's value: present is false for
-// null, ok false when it is not a whole number.
+// null, ok false when it is not a version.
 func rawValueVersion(val bsoncore.Value) (v int64, present, ok bool) {
 	switch val.Type {
 	case bsoncore.TypeInt32:
-		return int64(val.Int32()), true, true
+		return int64(val.Int32()), true, val.Int32() >= 0
 	case bsoncore.TypeInt64:
-		return val.Int64(), true, true
+		return val.Int64(), true, val.Int64() >= 0
 	case bsoncore.TypeDouble:
 		f := val.Double()
 		return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
@@ -424,8 +443,7 @@ func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
 		}
 	}
 	v, present := doc[r.field]
-	_, marked := doc[MarkerField]
-	if n, ok := versionOf(v, present); ok && n == r.Current(coll) && !marked {
+	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
 		return doc, false, nil
 	}
 	up, changed, err := r.Upgrade(coll, mToD(doc))
