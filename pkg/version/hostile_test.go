@@ -3,7 +3,6 @@ package version_test
 import (
 	"context"
 	"errors"
-	"math"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -11,52 +10,8 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/version"
+	"github.com/mongomig/mongomig/pkg/version/versiontest"
 )
-
-// StoredVersion is one value of a stored document's version field and
-// what it is under the rule (see filter.go): a version, or invalid.
-type storedVersion struct {
-	name    string
-	value   any // omitted when missing
-	missing bool
-	version int64 // when valid
-	valid   bool
-	sandbox bool // FerretDB can store it (it refuses Decimal128)
-}
-
-// storedVersions is issue 17's table of hostile version values, with the
-// valid ones around them; the runner's tests run the same table through
-// the backfill, validate and status.
-var storedVersions = []storedVersion{
-	{name: "missing", missing: true, valid: true, sandbox: true},
-	{name: "null", value: nil, valid: true, sandbox: true},
-	{name: "int32 0", value: int32(0), valid: true, sandbox: true},
-	{name: "int32 1", value: int32(1), version: 1, valid: true, sandbox: true},
-	{name: "int64 1", value: int64(1), version: 1, valid: true, sandbox: true},
-	{name: "double 1", value: 1.0, version: 1, valid: true, sandbox: true},
-	{name: "double -0", value: math.Copysign(0, -1), valid: true, sandbox: true},
-	{name: "int32 -1", value: int32(-1), sandbox: true},
-	{name: "int64 min", value: int64(math.MinInt64), sandbox: true},
-	{name: "double -1", value: -1.0, sandbox: true},
-	{name: "double 0.5", value: 0.5, sandbox: true},
-	{name: "array [1, 2]", value: bson.A{int32(1), int32(2)}, sandbox: true},
-	{name: "array [0, 5]", value: bson.A{int32(0), int32(5)}, sandbox: true},
-	{name: "array [1]", value: bson.A{int32(1)}, sandbox: true},
-	{name: "array [null]", value: bson.A{nil}, sandbox: true},
-	{name: "empty array", value: bson.A{}, sandbox: true},
-	{name: "string 1", value: "1", sandbox: true},
-	{name: "bool", value: true, sandbox: true},
-	{name: "document", value: bson.D{{Key: "v", Value: int32(1)}}, sandbox: true},
-	{name: "decimal 1", value: bson.NewDecimal128(0x3040000000000000, 1)},
-}
-
-func (s storedVersion) doc(id any) bson.D {
-	d := bson.D{{Key: "_id", Value: id}, {Key: "a", Value: "x"}}
-	if !s.missing {
-		d = append(d, bson.E{Key: "version", Value: s.value})
-	}
-	return d
-}
 
 // TestVersionRule is issue 17's findings 1 and 2 for the lazy path: a
 // negative, fractional, array, string, Decimal128 or other version is a
@@ -65,23 +20,23 @@ func (s storedVersion) doc(id any) bson.D {
 // agree.
 func TestVersionRule(t *testing.T) {
 	r := serverRegistry(t, 3)
-	for i, s := range storedVersions {
-		doc := s.doc(i)
+	for i, s := range versiontest.StoredVersions {
+		doc := s.Doc(i)
 		_, err := upgradeAll(t, r, doc)
 		var ve *version.VersionError
-		if s.valid != (err == nil) || !s.valid && !errors.As(err, &ve) {
-			t.Errorf("%s: Upgrade error %v, want valid=%v", s.name, err, s.valid)
+		if s.Valid != (err == nil) || !s.Valid && !errors.As(err, &ve) {
+			t.Errorf("%s: Upgrade error %v, want valid=%v", s.Name, err, s.Valid)
 		}
 		v, err := r.VersionOf("users", doc)
-		if s.valid != (err == nil) || s.valid && v != s.version {
-			t.Errorf("%s: VersionOf %d, %v", s.name, v, err)
+		if s.Valid != (err == nil) || s.Valid && v != s.Version {
+			t.Errorf("%s: VersionOf %d, %v", s.Name, v, err)
 		}
 		raw, _ := bson.Marshal(doc)
-		if v, ok := r.VersionOfRaw(raw); ok != s.valid || ok && v != s.version {
-			t.Errorf("%s: VersionOfRaw %d, %v", s.name, v, ok)
+		if v, ok := r.VersionOfRaw(raw); ok != s.Valid || ok && v != s.Version {
+			t.Errorf("%s: VersionOfRaw %d, %v", s.Name, v, ok)
 		}
-		if v, ok := version.ParseVersion(bson.Raw(raw).Lookup("version")); ok != s.valid || ok && v != s.version {
-			t.Errorf("%s: ParseVersion %d, %v", s.name, v, ok)
+		if v, ok := version.ParseVersion(bson.Raw(raw).Lookup("version")); ok != s.Valid || ok && v != s.Version {
+			t.Errorf("%s: ParseVersion %d, %v", s.Name, v, ok)
 		}
 	}
 }
@@ -132,7 +87,7 @@ func TestDuplicateVersionKeys(t *testing.T) {
 	}
 }
 
-// TestVersionFiltersAgreeWithTheRule stores every value of storedVersions
+// TestVersionFiltersAgreeWithTheRule stores every value of versiontest.StoredVersions
 // on the sandbox and requires each version filter to match exactly the
 // documents the Go rule puts there (issue 17's finding 1: {version: 1}
 // matched version: [1, 2], so the server-side backfill upgraded it).
@@ -151,13 +106,13 @@ func checkVersionFilters(t *testing.T, db *mongo.Database, mongodb bool) {
 	ctx := context.Background()
 	coll := db.Collection("c")
 	r := serverRegistry(t, 3)
-	want := map[int32]storedVersion{}
-	for i, s := range storedVersions {
-		if !s.sandbox && !mongodb {
+	want := map[int32]versiontest.StoredVersion{}
+	for i, s := range versiontest.StoredVersions {
+		if !s.Sandbox && !mongodb {
 			continue
 		}
-		if _, err := coll.InsertOne(ctx, s.doc(int32(i))); err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+		if _, err := coll.InsertOne(ctx, s.Doc(int32(i))); err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
 		}
 		want[int32(i)] = s
 	}
@@ -166,7 +121,7 @@ func checkVersionFilters(t *testing.T, db *mongo.Database, mongodb bool) {
 		if _, err := coll.InsertOne(ctx, dupVersion(t)); err != nil {
 			t.Fatal(err)
 		}
-		want[99] = storedVersion{name: "version twice"}
+		want[99] = versiontest.StoredVersion{Name: "version twice"}
 	}
 	matches := func(filter bson.D) map[int32]bool {
 		cur, err := coll.Find(ctx, filter)
@@ -185,27 +140,26 @@ func checkVersionFilters(t *testing.T, db *mongo.Database, mongodb bool) {
 		}
 		return got
 	}
-	fractional := func(s storedVersion) bool { f, ok := s.value.(float64); return ok && f != math.Trunc(f) }
 	for v := int64(0); v <= 3; v++ {
 		is, not, atLeast, below := matches(r.VersionIs(v)), matches(r.VersionNot(v)), matches(r.VersionAtLeast(v)), matches(r.VersionBelow(v))
 		for id, s := range want {
-			if is[id] != (s.valid && s.version == v) || not[id] == is[id] {
-				t.Errorf("%s: VersionIs(%d) %v, VersionNot %v", s.name, v, is[id], not[id])
+			if is[id] != (s.Valid && s.Version == v) || not[id] == is[id] {
+				t.Errorf("%s: VersionIs(%d) %v, VersionNot %v", s.Name, v, is[id], not[id])
 			}
 			// A fractional double above v passes for one: no query operator
 			// tells it apart without $expr (see filter.go).
-			if fractional(s) && s.value.(float64) >= float64(v) {
+			if s.Fractional() && s.Value.(float64) >= float64(v) {
 				continue
 			}
-			if atLeast[id] != (s.valid && s.version >= v) || below[id] == atLeast[id] {
-				t.Errorf("%s: VersionAtLeast(%d) %v, VersionBelow %v", s.name, v, atLeast[id], below[id])
+			if atLeast[id] != (s.Valid && s.Version >= v) || below[id] == atLeast[id] {
+				t.Errorf("%s: VersionAtLeast(%d) %v, VersionBelow %v", s.Name, v, atLeast[id], below[id])
 			}
 		}
 	}
 	invalid := matches(r.VersionInvalid())
 	for id, s := range want {
-		if invalid[id] != (!s.valid && !fractional(s)) {
-			t.Errorf("%s: VersionInvalid %v", s.name, invalid[id])
+		if invalid[id] != (!s.Valid && !s.Fractional()) {
+			t.Errorf("%s: VersionInvalid %v", s.Name, invalid[id])
 		}
 	}
 }
