@@ -237,7 +237,7 @@ func (r *Registry) ServerPlan(coll string, from int64) (*ServerPlan, bool) {
 func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any) (out bson.D, at int64, err error) {
 	id, _ := lookupD(doc, "_id")
 	fail := func(reason string, args ...any) (bson.D, int64, error) {
-		return nil, 0, &MarkerError{Collection: coll, ID: id, Found: describeValue(mk), Reason: fmt.Sprintf(reason, args...)}
+		return nil, 0, &MarkerError{Collection: coll, ID: id, Found: valueText(mk), Reason: fmt.Sprintf(reason, args...)}
 	}
 	m, ok := parseMarker(mk)
 	if !ok {

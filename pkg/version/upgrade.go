@@ -98,6 +98,31 @@ func versionOf(v any, present bool) (int64, bool) {
 	return 0, false
 }
 
+// valueText shows a stored value in an error: its extended JSON (cut
+// short) and its BSON type, as in `-1 (int)` or `[1,2] (array)`.
+func valueText(v any) string {
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
+	text := "?"
+	if err == nil && len(b) > len(`{"v":}`) {
+		text = string(b[len(`{"v":`) : len(b)-1])
+	}
+	if len(text) > 60 {
+		text = text[:57] + "..."
+	}
+	kind := "null"
+	switch v.(type) {
+	case nil:
+		return text
+	case bson.A:
+		kind = "array"
+	case bson.D:
+		kind = "document"
+	default:
+		kind = bsonTypeName(v)
+	}
+	return text + " (" + kind + ")"
+}
+
 func lookupD(d bson.D, key string) (any, bool) {
 	for i := range d {
 		if d[i].Key == key {
@@ -129,7 +154,7 @@ func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marke
 			}
 			count++
 			if len(vals) < 3 {
-				vals = append(vals, describeValue(doc[i].Value))
+				vals = append(vals, valueText(doc[i].Value))
 			}
 		case MarkerField:
 			marker, marked = doc[i].Value, true
@@ -142,7 +167,7 @@ func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marke
 		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: strings.Join(vals, ", "), Count: count}
 	case !ok:
 		id, _ := lookupD(doc, "_id")
-		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: describeValue(vv)}
+		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: valueText(vv)}
 	}
 	return from, marker, marked, nil
 }
