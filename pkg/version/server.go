@@ -140,7 +140,8 @@ func parseMarker(v any) (marker, bool) {
 	var m marker
 	seen := 0
 	for _, e := range d {
-		n, ok := versionOf(e.Value, e.Value != nil)
+		n, ok := versionOf(e.Value, true)
+		ok = ok && e.Value != nil
 		switch {
 		case e.Key == "mongomig" && e.Value == markerTag:
 			seen |= 1
@@ -245,6 +246,9 @@ func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any
 	}
 	if m.from != from || m.to <= from {
 		return fail("is for the upgrade from version %d to %d, but the document is at version %d: check the document, remove the field, and run backfill again", m.from, m.to, from)
+	}
+	if m.to <= ch.current() && ch.find(m.to) == nil {
+		return fail("names version %d, which no migration of %s raises documents to: check the document, remove the field, and run backfill again", m.to, coll)
 	}
 	at = min(m.to, ch.current())
 	p := planChain(coll, ch, from, at)
