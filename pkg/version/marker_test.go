@@ -174,7 +174,7 @@ func TestForgedMarkerIsNotTrusted(t *testing.T) {
 		other.Marker(1), // for another version
 		bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: nil}, {Key: "to", Value: int32(3)}, {Key: "step", Value: int32(1)}},
 		bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(0)}, {Key: "to", Value: int32(1)}, {Key: "step", Value: int32(1)}}, // 1 is no version
-		plan.Marker(4),  // past the plan's units
+		plan.Marker(4), // past the plan's units
 	} {
 		doc := bson.D{{Key: "_id", Value: 7}, {Key: "a", Value: "x"}, {Key: version.MarkerField, Value: m}}
 		_, err := upgradeAll(t, r, doc)
