@@ -5,28 +5,19 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
-// What a version is, for every path (lazy upgrades here, the backfill's
-// client and server paths, validate, status, the validator window, down):
-// the version field holds a non-negative whole number, stored as a BSON
-// int32, int64 or double (a double must be integral and below 2^53); a
-// missing or null field is version 0. Anything else (a negative number, a
-// fraction, a string, an array, a Decimal128, undefined, a document) and a
-// version field that appears twice among the top-level keys make the
-// document invalid: a [*VersionError] naming its _id, never upgraded.
-//
-// The filters below are the server's side of that rule. MongoDB compares a
-// field that holds an array element by element, for equality, ranges and
-// $type alike (src/mongo/db/matcher/expression_path.h,
-// PathMatchExpression::matches: any element that matches makes the
-// document match; expression_type.h: $type traverses leaf arrays), so
-// {version: 1} also matches version: [0, 1], and {$type: "int"} matches
-// [1]. Every filter therefore excludes arrays with {$not: {$type:
-// "array"}}, and names the number types it accepts, which leaves
-// Decimal128 out (FerretDB knows no "decimal" alias, so the filters never
-// name it). One limit: no query operator without $expr tells an integral
-// double from a fractional one, so a fractional version is matched by
-// VersionBelow only below the target; validate and status report every
-// one.
+// The filters below are the server's side of the rule in the package
+// comment. MongoDB compares a field that holds an array element by element,
+// for equality, ranges and $type alike
+// (src/mongo/db/matcher/expression_path.h, PathMatchExpression::matches:
+// any element that matches makes the document match; expression_type.h:
+// $type traverses leaf arrays), so {version: 1} also matches version: [0,
+// 1], and {$type: "int"} matches [1]. Every filter therefore excludes
+// arrays with {$not: {$type: "array"}}, and names the number types it
+// accepts, which leaves Decimal128 out (FerretDB knows no "decimal" alias,
+// so the filters never name it). One limit: no query operator without $expr
+// tells an integral double from a fractional one, so a fractional version
+// is matched by VersionBelow only below the target; validate and status
+// report every one.
 
 // versionTypes are the BSON types a version may have: whole doubles up to
 // 2^53 compare exactly with integers.
