@@ -240,15 +240,11 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	return res, nil
 }
 
-// belowFilter matches documents below target: missing, null or smaller
-// version.
+// belowFilter matches the documents a backfill to target visits: those
+// below target and those whose version is invalid, which it reports as
+// failures (version.Registry.VersionBelow).
 func (r *Runner) belowFilter(target int64) bson.D {
-	f := r.cfg.versionField
-	return bson.D{{Key: "$or", Value: bson.A{
-		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: target}}}},
-		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: false}}}},
-		bson.D{{Key: f, Value: nil}},
-	}}}
+	return r.registry.VersionBelow(target)
 }
 
 func (r *Runner) backfillCollection(ctx context.Context, name string, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {

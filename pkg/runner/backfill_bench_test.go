@@ -44,6 +44,9 @@ func handUserModel(d bson.D) mongo.WriteModel {
 			hasStatus = true
 		}
 	}
+	// A correct guard never matches an array holding the old value
+	// (MongoDB compares a value with an array's elements).
+	notArray := bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
 	filter := bson.D{{Key: "_id", Value: id}}
 	set := bson.D{}
 	unset := bson.D{}
@@ -59,11 +62,11 @@ func handUserModel(d bson.D) mongo.WriteModel {
 	filter = append(filter, bson.E{Key: "version", Value: bson.D{{Key: "$exists", Value: false}}})
 	if hasEmail {
 		unset = append(unset, bson.E{Key: "email", Value: ""})
-		filter = append(filter, bson.E{Key: "email", Value: email})
+		filter = append(filter, bson.E{Key: "email", Value: bson.D{{Key: "$eq", Value: email}, notArray}})
 	}
 	if hasLegacy {
 		unset = append(unset, bson.E{Key: "legacyId", Value: ""})
-		filter = append(filter, bson.E{Key: "legacyId", Value: legacy})
+		filter = append(filter, bson.E{Key: "legacyId", Value: bson.D{{Key: "$eq", Value: legacy}, notArray}})
 	}
 	// A correct write-back guards the server-side backfill's step marker.
 	filter = append(filter, bson.E{Key: "_mongomig_step", Value: bson.D{{Key: "$exists", Value: false}}})

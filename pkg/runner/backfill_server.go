@@ -69,7 +69,7 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 
 // version upgrades the documents at plan.From, range by range.
 func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string, error) {
-	vm := w.r.versionMatch(p.From)
+	vm := w.r.registry.VersionIs(p.From)
 	var last any
 	var cur *mongo.Cursor
 	defer func() {
@@ -159,32 +159,13 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 	return ids, nil
 }
 
-func (r *Runner) versionMatch(v int64) bson.D {
-	f := r.cfg.versionField
-	if v == 0 {
-		return bson.D{{Key: "$or", Value: bson.A{
-			bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: false}}}},
-			bson.D{{Key: f, Value: nil}},
-			bson.D{{Key: f, Value: 0}},
-		}}}
-	}
-	return bson.D{{Key: f, Value: v}}
-}
-
-func markerMatch(k int) bson.D {
-	if k == 0 {
-		return bson.D{{Key: version.MarkerField, Value: bson.D{{Key: "$exists", Value: false}}}}
-	}
-	return bson.D{{Key: version.MarkerField, Value: k}}
-}
-
-// withMarker adds $set {marker: k} to an update.
-func withMarker(update bson.D, k int) bson.D {
+// withMarker adds $set {marker: p.Marker(k)} to an update.
+func withMarker(update bson.D, p *version.ServerPlan, k int) bson.D {
 	out := make(bson.D, 0, len(update)+1)
 	added := false
 	for _, e := range update {
 		if e.Key == "$set" {
-			set := append(append(bson.D{}, e.Value.(bson.D)...), bson.E{Key: version.MarkerField, Value: k})
+			set := append(append(bson.D{}, e.Value.(bson.D)...), bson.E{Key: version.MarkerField, Value: p.Marker(k)})
 			out = append(out, bson.E{Key: "$set", Value: set})
 			added = true
 			continue
@@ -192,7 +173,7 @@ func withMarker(update bson.D, k int) bson.D {
 		out = append(out, e)
 	}
 	if !added {
-		out = append(out, bson.E{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: k}}})
+		out = append(out, bson.E{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k)}}})
 	}
 	return out
 }
@@ -201,7 +182,7 @@ func withMarker(update bson.D, k int) bson.D {
 // updateMany per unit. It stops between two updates when ctx ends (the
 // markers make that safe) and returns how many documents reached p.To.
 func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, rng bson.D, cb *CollectionBackfill) (int64, string, error) {
-	vm := r.versionMatch(p.From)
+	vm := r.registry.VersionIs(p.From)
 	update := func(filter, upd bson.D) (*mongo.UpdateResult, error) {
 		var res *mongo.UpdateResult
 		err := retryTransient(ctx, func() (err error) {
@@ -218,15 +199,15 @@ func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version
 		if ctx.Err() != nil {
 			return 0, "interrupted", nil
 		}
-		filter := bson.D{{Key: "$and", Value: append(bson.A{rng, vm, markerMatch(k)}, guardClauses(u.Guard)...)}}
-		if _, err := update(filter, withMarker(u.Update, k+1)); err != nil {
+		filter := bson.D{{Key: "$and", Value: append(bson.A{rng, vm, p.MarkerIs(k)}, guardClauses(u.Guard)...)}}
+		if _, err := update(filter, withMarker(u.Update, p, k+1)); err != nil {
 			return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
 		}
 		if len(u.Guard) > 0 {
 			// Documents the guard excluded (a default whose field exists)
 			// only advance.
-			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, markerMatch(k)}}}
-			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: k + 1}}}}); err != nil {
+			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k)}}}
+			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k + 1)}}}}); err != nil {
 				return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
 			}
 		}
@@ -234,7 +215,7 @@ func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version
 			r.hook("backfill.unit", p.From, k+1)
 		}
 	}
-	final := bson.D{{Key: "$and", Value: bson.A{rng, vm, markerMatch(len(p.Units))}}}
+	final := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(len(p.Units))}}}
 	res, err := update(final, bson.D{
 		{Key: "$set", Value: bson.D{{Key: r.cfg.versionField, Value: versionNumber(p.To)}}},
 		{Key: "$unset", Value: bson.D{{Key: version.MarkerField, Value: ""}}},

@@ -165,7 +165,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 			}
 			// Every document at this version or above passes through this
 			// step on its way down.
-			n, err := r.db.Collection(c.Name).CountDocuments(ctx, bson.D{{Key: r.cfg.versionField, Value: bson.D{{Key: "$gte", Value: m.Version}}}})
+			n, err := r.db.Collection(c.Name).CountDocuments(ctx, r.registry.VersionAtLeast(m.Version))
 			if err != nil {
 				return nil, fmt.Errorf("count %s documents at version %d or above: %w", c.Name, m.Version, err)
 			}
@@ -275,7 +275,7 @@ func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (
 // write matched nothing (changed since they were read).
 func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done, left int64, err error) {
 	c := r.db.Collection(coll)
-	cur, err := c.Find(ctx, bson.D{{Key: r.cfg.versionField, Value: v}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(downgradeBatch))
+	cur, err := c.Find(ctx, r.registry.VersionIs(v), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(downgradeBatch))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -389,10 +389,10 @@ func checkDocument(reg *version.Registry, coll string, schema *validator.Schema,
 	}
 	up, _, err := reg.UpgradeRaw(coll, raw)
 	// The version counted is the stored one, also for a document too new
-	// or impossible to upgrade; like status, a negative or fractional
-	// version is invalid.
+	// or impossible to upgrade; what is invalid is pkg/version's rule, as
+	// for status.
 	var verr *version.VersionError
-	if v, ok := reg.VersionOfRaw(raw); ok && v >= 0 && !errors.As(err, &verr) {
+	if v, ok := reg.VersionOfRaw(raw); ok && !errors.As(err, &verr) {
 		res.version = v
 	} else {
 		res.invalid = versionText(raw, reg.Field())

@@ -73,13 +73,18 @@ func upgradeMessage(err error) string {
 	var ue *version.UpgradeError
 	var tn *version.TooNewError
 	var ve *version.VersionError
+	var me *version.MarkerError
 	switch {
 	case errors.As(err, &ue):
 		return fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
 	case errors.As(err, &tn):
 		return fmt.Sprintf("at version %d, newer than the %d these migration files know: check with the newer files", tn.Version, tn.Current)
+	case errors.As(err, &ve) && ve.Count > 1:
+		return fmt.Sprintf("field %q appears %d times: replace the document with one that has a single %q", ve.Field, ve.Count, ve.Field)
 	case errors.As(err, &ve):
-		return fmt.Sprintf("field %q holds %s, not a version number: fix the document (a missing field means version 0)", ve.Field, ve.Found)
+		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number): fix the document (a missing field means version 0)", ve.Field, ve.Found)
+	case errors.As(err, &me):
+		return fmt.Sprintf("%s = %s %s", version.MarkerField, me.Found, me.Reason)
 	}
 	return err.Error()
 }

@@ -152,9 +152,18 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema3, schema0 := ms[2].Collection("users").Validator, ms[0].Collection("users").Validator
+	// A branch names its version as pkg/version's rule has it: never an
+	// array holding it (issue 17).
+	notArray := bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
+	num := bson.A{"int", "long", "double"}
+	is0 := bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: "version", Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: "version", Value: bson.D{{Key: "$type", Value: "null"}, notArray}}},
+		bson.D{{Key: "version", Value: bson.D{{Key: "$eq", Value: int32(0)}, {Key: "$type", Value: num}, notArray}}},
+	}}}
 	window := bson.D{{Key: "$or", Value: bson.A{
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: int64(3)}}, schema3}}},
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: nil}}, schema0}}},
+		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: bson.D{{Key: "$eq", Value: int32(3)}, {Key: "$type", Value: num}, notArray}}}, schema3}}},
+		bson.D{{Key: "$and", Value: bson.A{is0, schema0}}},
 	}}}
 	wantWindow, _ := bson.Marshal(window)
 	if collMod == nil || collMod.Lookup("validationLevel").StringValue() != "moderate" || !bytesEqual(collMod.Lookup("validator").Document(), wantWindow) {

@@ -9,6 +9,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Migration states in a [Status].
@@ -248,17 +250,8 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 	byVersion := map[int64]int64{}
 	var out []VersionCount
 	for _, row := range rows {
-		switch row.ID.Type {
-		case bson.TypeNull, bson.TypeUndefined, 0:
-			byVersion[0] += row.N
-			continue
-		}
-		if f, ok := row.ID.DoubleOK(); ok {
-			if f == float64(int64(f)) && f >= 0 {
-				byVersion[int64(f)] += row.N
-				continue
-			}
-		} else if v, ok := row.ID.AsInt64OK(); ok && v >= 0 {
+		// $group puts a missing field under null; the rule is pkg/version's.
+		if v, ok := version.ParseVersion(row.ID); ok {
 			byVersion[v] += row.N
 			continue
 		}

@@ -10,7 +10,8 @@ package runner
 //  1. Each branch checks its own version. While the window is open the
 //     validator on the server is {$or: [branch(k) for each document
 //     version k]}, and branch(k) accepts a document whose version field is
-//     k (missing or null for k = 0) only if it satisfies S(k), the schema
+//     k (version.Registry.VersionIs: missing, null or 0 for k = 0; never an
+//     array holding k) only if it satisfies S(k), the schema
 //     in force while k was current: the last validator declared for the
 //     collection by a migration numbered below the next document version
 //     (for the current version: up to the migration applied). A version no
@@ -87,16 +88,10 @@ func (r *Runner) windowAt(coll string, at int64) bson.D {
 	if len(vs) == 1 {
 		return vs[0].validator
 	}
-	f := r.cfg.versionField
 	var branches bson.A
 	described := false
 	for i := len(vs) - 1; i >= 0; i-- {
-		var cond bson.D
-		if vs[i].version == 0 {
-			cond = bson.D{{Key: f, Value: nil}}
-		} else {
-			cond = bson.D{{Key: f, Value: vs[i].version}}
-		}
+		cond := r.registry.VersionIs(vs[i].version)
 		if vs[i].validator != nil {
 			described = true
 			cond = bson.D{{Key: "$and", Value: bson.A{cond, vs[i].validator}}}
@@ -140,7 +135,7 @@ func (r *Runner) provenNow(ctx context.Context, coll string, cv int64) (bool, er
 	if err != nil || cp == nil || !cp.Proven || cp.Target != cv {
 		return false, err
 	}
-	err = r.db.Collection(coll).FindOne(ctx, bson.D{{Key: r.cfg.versionField, Value: bson.D{{Key: "$ne", Value: cv}}}},
+	err = r.db.Collection(coll).FindOne(ctx, r.registry.VersionNot(cv),
 		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):

@@ -17,4 +17,16 @@
 // document MongoDB would refuse is refused with a [*PathError] naming the
 // path, inside an [*UpgradeError] naming the _id. The package links neither
 // the CLI nor the sandbox.
+//
+// What a version is, for every path (lazy upgrades here; the backfill,
+// validate, status, the validator window and down in pkg/runner): the
+// version field holds a non-negative whole number, stored as a BSON int32,
+// int64 or double (a double must be integral and below 2^53); a missing or
+// null field is version 0. Anything else (a negative number, a fraction, a
+// string, an array, a Decimal128, undefined, a document), and a version
+// field that appears more than once among the top-level keys, make the
+// document invalid: a [*VersionError] naming its _id, never upgraded. The
+// filters [Registry.VersionIs], [Registry.VersionBelow] and their kin are
+// the server's side of the same rule; the server-side backfill's step
+// marker and its invariants are described at [MarkerField].
 package version

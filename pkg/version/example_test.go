@@ -83,7 +83,7 @@ func Example() {
 	// Output:
 	// users are at version 2
 	// upgraded: true {"_id":1,"name":{"first":"Ada","last":"Lovelace"},"contact":{"email":"ada@example.com"},"status":"active","version":2}
-	// filter: {"_id":1,"name":"Ada Lovelace","contact":{"$exists":false},"status":{"$exists":false},"version":{"$exists":false},"email":"ada@example.com","_mongomig_step":{"$exists":false}}
+	// filter: {"_id":1,"name":{"$eq":"Ada Lovelace","$not":{"$type":"array"}},"contact":{"$exists":false},"status":{"$exists":false},"version":{"$exists":false},"email":{"$eq":"ada@example.com","$not":{"$type":"array"}},"_mongomig_step":{"$exists":false}}
 	// update: {"$set":{"name":{"first":"Ada","last":"Lovelace"},"contact":{"email":"ada@example.com"},"status":"active","version":2},"$unset":{"email":""}}
 	// stamped: {"_id":2,"name":{"first":"Grace","last":"Hopper"},"version":2}
 	// too new: true

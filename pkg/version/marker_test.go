@@ -2,7 +2,12 @@ package version_test
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"sort"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -41,29 +46,201 @@ func TestWriteBackLosesToAServerSideStep(t *testing.T) {
 	}
 }
 
-// TestStaleMarkerOnCurrentDocumentIsRemoved: a current document carrying a
-// marker (left by the old race) is repaired, never trusted: Upgrade,
-// UpgradeRaw and UpgradeM remove the marker and report a change, so the
-// next write-back cleans the stored document.
-func TestStaleMarkerOnCurrentDocumentIsRemoved(t *testing.T) {
-	reg := newRegistry(t)
-	cur := reg.Current("users")
-	doc := bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: int32(cur)}, {Key: version.MarkerField, Value: 1}}
-	out, changed, err := reg.Upgrade("users", doc)
-	if err != nil || !changed {
-		t.Fatalf("Upgrade: changed %v, %v", changed, err)
+// serverFS has a collection whose upgrades to 2 and 3 run on the server
+// (a rename and a set, then an unset) and whose upgrade to 4 copies, which
+// runs in Go.
+var serverFS = fstest.MapFS{
+	"0002_a.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - rename: {a: b}\n      - set: {c: 1}\n")},
+	"0003_b.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - unset: [e]\n")},
+	"0004_c.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - copy: {b: d}\n")},
+}
+
+func serverRegistry(t *testing.T, upTo int) *version.Registry {
+	t.Helper()
+	r, err := newServerRegistry(upTo)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range out {
-		if e.Key == version.MarkerField {
-			t.Fatalf("Upgrade kept the stale marker: %v", out)
+	return r
+}
+
+func newServerRegistry(upTo int) (*version.Registry, error) {
+	fsys := fstest.MapFS{}
+	for name, f := range serverFS {
+		if int(name[3]-'0') <= upTo {
+			fsys[name] = f
 		}
 	}
-	raw, _ := bson.Marshal(doc)
-	if _, changed, err := reg.UpgradeRaw("users", raw); err != nil || !changed {
-		t.Errorf("UpgradeRaw: changed %v, %v", changed, err)
+	return version.New(fsys)
+}
+
+// upgradeAll runs doc through Upgrade, UpgradeRaw and UpgradeM, and
+// requires the same outcome from each: the upgraded document's extended
+// JSON (field order aside), or the error.
+func upgradeAll(t *testing.T, r *version.Registry, doc bson.D) (string, error) {
+	t.Helper()
+	m, err := upgradeAllM(t, r, doc)
+	if err != nil {
+		return "", err
 	}
-	m := bson.M{"_id": 1, "version": int32(cur), version.MarkerField: 1}
-	if out, changed, err := reg.UpgradeM("users", m); err != nil || !changed || out[version.MarkerField] != nil {
-		t.Errorf("UpgradeM: %v changed %v, %v", out, changed, err)
+	return js(sortedD(m)), nil
+}
+
+// upgradeAllM is upgradeAll with the result as a bson.M.
+func upgradeAllM(t *testing.T, r *version.Registry, doc bson.D) (bson.M, error) {
+	t.Helper()
+	out, _, err := r.Upgrade("users", doc)
+	raw, _ := bson.Marshal(doc)
+	rawOut, _, rawErr := r.UpgradeRaw("users", raw)
+	var m bson.M
+	if err := bson.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	mOut, _, mErr := r.UpgradeM("users", m)
+	if dupKeys(doc) {
+		// bson.M cannot hold a repeated key (the driver decoded the last
+		// copy into m): only Upgrade and UpgradeRaw can see it.
+		if err == nil || rawErr == nil {
+			t.Fatalf("%s: a repeated key was accepted: Upgrade %v, UpgradeRaw %v", js(doc), err, rawErr)
+		}
+		return nil, err
+	}
+	if (err == nil) != (rawErr == nil) || (err == nil) != (mErr == nil) {
+		t.Fatalf("%s: Upgrade %v, UpgradeRaw %v, UpgradeM %v", js(doc), err, rawErr, mErr)
+	}
+	if err != nil {
+		if err.Error() != rawErr.Error() {
+			t.Errorf("%s: Upgrade says %v, UpgradeRaw %v", js(doc), err, rawErr)
+		}
+		return nil, err
+	}
+	var fromRaw, fromM bson.M
+	_ = bson.Unmarshal(rawOut, &fromRaw)
+	b, _ := bson.Marshal(mOut)
+	_ = bson.Unmarshal(b, &fromM)
+	b, _ = bson.Marshal(out)
+	var fromD bson.M
+	_ = bson.Unmarshal(b, &fromD)
+	if !reflect.DeepEqual(fromD, fromRaw) || !reflect.DeepEqual(fromD, fromM) {
+		t.Errorf("%s: Upgrade %v, UpgradeRaw %v, UpgradeM %v", js(doc), fromD, fromRaw, fromM)
+	}
+	return fromD, nil
+}
+
+// dupKeys reports whether the version field appears more than once.
+func dupKeys(d bson.D) bool {
+	n := 0
+	for _, e := range d {
+		if e.Key == "version" {
+			n++
+		}
+	}
+	return n > 1
+}
+
+func sortedD(m bson.M) bson.D {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	d := bson.D{}
+	for _, k := range keys {
+		d = append(d, bson.E{Key: k, Value: m[k]})
+	}
+	return d
+}
+
+// TestForgedMarkerIsNotTrusted is issue 17's finding 3: a user field named
+// _mongomig_step used to be read as backfill progress, so {_mongomig_step:
+// 1} on a version-0 document skipped the rename (the result lacked b) and
+// {_mongomig_step: 0} was deleted. Anything but the exact marker shape,
+// for the document's version, is a *MarkerError naming the _id, on every
+// path, and the document is not changed.
+func TestForgedMarkerIsNotTrusted(t *testing.T) {
+	r := serverRegistry(t, 3)
+	plan, ok := r.ServerPlan("users", 0)
+	if !ok || len(plan.Units) != 3 {
+		t.Fatalf("plan %+v %v", plan, ok)
+	}
+	other := *plan
+	other.From = 1
+	for _, m := range []any{
+		int32(1), int32(0), int64(2), "1", nil, bson.A{plan.Marker(1)},
+		bson.D{{Key: "step", Value: int32(1)}},
+		bson.D{{Key: "mongomig", Value: "backfil"}, {Key: "from", Value: int32(0)}, {Key: "to", Value: int32(3)}, {Key: "step", Value: int32(1)}},
+		append(plan.Marker(1), bson.E{Key: "extra", Value: 1}),
+		bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(0)}, {Key: "to", Value: int32(3)}, {Key: "step", Value: int32(-1)}},
+		other.Marker(1), // for another version
+		bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: nil}, {Key: "to", Value: int32(3)}, {Key: "step", Value: int32(1)}},
+		bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(0)}, {Key: "to", Value: int32(1)}, {Key: "step", Value: int32(1)}}, // 1 is no version
+		plan.Marker(4), // past the plan's units
+	} {
+		doc := bson.D{{Key: "_id", Value: 7}, {Key: "a", Value: "x"}, {Key: version.MarkerField, Value: m}}
+		_, err := upgradeAll(t, r, doc)
+		var me *version.MarkerError
+		if !errors.As(err, &me) || me.ID != int32(7) && me.ID != 7 || !strings.Contains(err.Error(), "_id=7") {
+			t.Errorf("marker %v: got %v, want a *MarkerError naming _id=7", m, err)
+		}
+	}
+}
+
+// TestMarkerResumes: a document the server-side backfill left after unit
+// k is finished from unit k+1 on every path, to the marker's target and
+// then on through the Go-only upgrade; an application older than the
+// backfill finishes the units it knows.
+func TestMarkerResumes(t *testing.T) {
+	plan, ok := serverRegistry(t, 3).ServerPlan("users", 0) // the backfill's plan: 0 -> 3
+	if !ok {
+		t.Fatal("no server plan")
+	}
+	afterRename := bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: "x"}, {Key: "e", Value: 5}, {Key: version.MarkerField, Value: plan.Marker(1)}}
+	afterSet := bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: "x"}, {Key: "c", Value: 1}, {Key: "e", Value: 5}, {Key: version.MarkerField, Value: plan.Marker(2)}}
+	for _, c := range []struct {
+		upTo int // the reading application's migrations
+		doc  bson.D
+		want string
+	}{
+		{3, afterRename, `{"_id":1,"b":"x","c":1,"version":3}`},
+		{3, afterSet, `{"_id":1,"b":"x","c":1,"version":3}`},
+		// A newer application finishes the plan, then runs the copy in Go.
+		{4, afterRename, `{"_id":1,"b":"x","c":1,"d":"x","version":4}`},
+		// An older one finishes the units it knows.
+		{2, afterRename, `{"_id":1,"b":"x","c":1,"e":5,"version":2}`},
+	} {
+		got, err := upgradeAll(t, serverRegistry(t, c.upTo), c.doc)
+		if err != nil || got != c.want {
+			t.Errorf("up to %d, %s: got %s %v, want %s", c.upTo, js(c.doc), got, err, c.want)
+		}
+	}
+	// Past the units the older application knows: it cannot finish.
+	done := append(append(bson.D{}, afterSet[:4]...), bson.E{Key: version.MarkerField, Value: plan.Marker(3)})
+	_, err := upgradeAll(t, serverRegistry(t, 2), done)
+	var me *version.MarkerError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "past what this application knows") {
+		t.Errorf("older application: %v", err)
+	}
+}
+
+// TestMarkerOnCurrentDocumentIsLeftAlone: a marker on a current document
+// is never read (nothing can resume from it: a later upgrade checks its
+// from), so the document is returned as is, a user's own field included,
+// and the current path looks at the version field alone.
+func TestMarkerOnCurrentDocumentIsLeftAlone(t *testing.T) {
+	reg := newRegistry(t)
+	cur := reg.Current("users")
+	for _, mk := range []any{int32(0), int32(1), bson.D{{Key: "mine", Value: true}}} {
+		doc := bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: int32(cur)}, {Key: version.MarkerField, Value: mk}}
+		if out, changed, err := reg.Upgrade("users", doc); err != nil || changed || len(out) != 3 {
+			t.Errorf("Upgrade: %v changed %v, %v", out, changed, err)
+		}
+		raw, _ := bson.Marshal(doc)
+		if out, changed, err := reg.UpgradeRaw("users", raw); err != nil || changed || string(out) != string(raw) {
+			t.Errorf("UpgradeRaw: changed %v, %v", changed, err)
+		}
+		m := bson.M{"_id": 1, "version": int32(cur), version.MarkerField: mk}
+		if out, changed, err := reg.UpgradeM("users", m); err != nil || changed || out[version.MarkerField] == nil {
+			t.Errorf("UpgradeM: %v changed %v, %v", out, changed, err)
+		}
 	}
 }

@@ -134,7 +134,7 @@ func TestUpgradeErrors(t *testing.T) {
 	}
 	_, _, err = r.Upgrade("users", ext(t, `{"_id": 9, "version": "two"}`))
 	var verr *version.VersionError
-	if !errors.As(err, &verr) || !strings.Contains(err.Error(), `users document _id=9: field "version" holds a string, not a version number`) {
+	if !errors.As(err, &verr) || !strings.Contains(err.Error(), `users document _id=9: field "version" holds "two" (string), not a version number`) {
 		t.Errorf("bad version: %v", err)
 	}
 	// A step that cannot apply names the document, the file and the step.

@@ -56,22 +56,110 @@ func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
 	return nil, false
 }
 
-// MarkerField marks a document partway through a server-side upgrade: it
-// holds how many units of its version's [ServerPlan] were applied. Upgrade
-// resumes such a document from there, so a document is never transformed
-// twice, whoever finishes it.
+// MarkerField marks a document partway through a server-side upgrade. Its
+// value is an object, {mongomig: "backfill", from: F, to: T, step: k}:
+// k units of the [ServerPlan] from version F to version T were applied
+// (see [ServerPlan.Marker]). Upgrade resumes such a document from there,
+// so a document is never transformed twice, whoever finishes it.
 //
 // The marker protocol's invariants (this package owns them):
 //  1. A document carries a marker only while it is at the version its
-//     plan starts from: every unit's filter names that version and the
-//     marker's value, and the last unit sets the new version and removes
-//     the marker in the same write.
+//     plan starts from: every unit's filter names that version (with
+//     [Registry.VersionIs]) and the exact marker ([ServerPlan.MarkerIs]),
+//     and the last unit sets the new version and removes the marker in
+//     the same write.
 //  2. Every write-back ([DeltaOf], [Registry.WriteBack]) guards the
 //     marker: it matches only if the marker is as it was read, so a
 //     server-side step that ran since the read makes it match nothing.
-//  3. A marker on a current document is never trusted: Upgrade removes it
-//     (and reports a change, so a write-back cleans the stored document).
+//  3. A marker is trusted only in that exact shape, with from equal to the
+//     document's version, to above it, and k no more than the plan's
+//     units. Any other value of the field (a number, a user's own field of
+//     that name, a marker for another version) is a [*MarkerError] naming
+//     the _id: the document is neither upgraded nor changed, and the
+//     server-side backfill, whose filters name the exact marker, never
+//     touches it. A marker on a document at the current version is never
+//     read: the document is returned as is (nothing can resume from it:
+//     a later upgrade checks from), so the current path looks at the
+//     version field alone.
 const MarkerField = "_mongomig_step"
+
+// markerTag is the value of a marker's "mongomig" key.
+const markerTag = "backfill"
+
+// MarkerError is a document whose MarkerField does not hold a marker this
+// registry can resume from (invariant 3 of [MarkerField]).
+type MarkerError struct {
+	Collection string
+	ID         any
+	Found      string // the field's value, as extended JSON
+	Reason     string // what is wrong and what to do
+}
+
+func (e *MarkerError) Error() string {
+	return fmt.Sprintf("%s document %s: %s = %s %s", e.Collection, idString(e.ID), MarkerField, e.Found, e.Reason)
+}
+
+// Marker is the value of MarkerField once k units of p are applied.
+func (p *ServerPlan) Marker(k int) bson.D {
+	return bson.D{
+		{Key: "mongomig", Value: markerTag},
+		{Key: "from", Value: versionValue(p.From)},
+		{Key: "to", Value: versionValue(p.To)},
+		{Key: "step", Value: int32(k)},
+	}
+}
+
+// MarkerIs is the filter clause matching the documents whose marker is
+// exactly p.Marker(k) (never an array holding it); for k = 0, those
+// without a marker.
+func (p *ServerPlan) MarkerIs(k int) bson.D {
+	if k == 0 {
+		return bson.D{{Key: MarkerField, Value: bson.D{{Key: "$exists", Value: false}}}}
+	}
+	return bson.D{{Key: MarkerField, Value: bson.D{{Key: "$eq", Value: p.Marker(k)}, notArray[0]}}}
+}
+
+// marker is a parsed MarkerField value.
+type marker struct{ from, to, step int64 }
+
+// parseMarker accepts exactly the shape ServerPlan.Marker writes, keys in
+// any order (bson.M has none), numbers of any version type.
+func parseMarker(v any) (marker, bool) {
+	var d bson.D
+	switch t := v.(type) {
+	case bson.D:
+		d = t
+	case bson.M:
+		d = mToD(t)
+	default:
+		return marker{}, false
+	}
+	if len(d) != 4 {
+		return marker{}, false
+	}
+	var m marker
+	seen := 0
+	for _, e := range d {
+		n, ok := versionOf(e.Value, true)
+		ok = ok && e.Value != nil
+		switch {
+		case e.Key == "mongomig" && e.Value == markerTag:
+			seen |= 1
+			continue
+		case !ok:
+			return marker{}, false
+		case e.Key == "from":
+			m.from, seen = n, seen|2
+		case e.Key == "to":
+			m.to, seen = n, seen|4
+		case e.Key == "step":
+			m.step, seen = n, seen|8
+		default:
+			return marker{}, false
+		}
+	}
+	return m, seen == 15
+}
 
 // ServerPlan is the upgrade chain of a collection from one version, as
 // server-side updates: Units in order, each with its Go equivalent.
@@ -82,13 +170,13 @@ type ServerPlan struct {
 	goUnits    []step
 }
 
-// planChain builds the server plan of ch from version from; nil when a
-// step has no update-operator form (copy, func).
-func planChain(coll string, ch *chain, from int64) *ServerPlan {
-	p := &ServerPlan{Collection: coll, From: from, To: ch.current()}
+// planChain builds the server plan of ch from version from to version to;
+// nil when a step has no update-operator form (copy, func).
+func planChain(coll string, ch *chain, from, to int64) *ServerPlan {
+	p := &ServerPlan{Collection: coll, From: from, To: to}
 	for i := range ch.links {
 		l := &ch.links[i]
-		if l.version <= from {
+		if l.version <= from || l.version > to {
 			continue
 		}
 		if l.missing != "" {
@@ -136,29 +224,47 @@ func (r *Registry) ServerPlan(coll string, from int64) (*ServerPlan, bool) {
 	if ch == nil || from >= ch.current() {
 		return nil, false
 	}
-	p := planChain(coll, ch, from)
+	p := planChain(coll, ch, from, ch.current())
 	return p, p != nil
 }
 
 // resume finishes the upgrade of a document a server-side backfill left
-// partway (MarkerField = k): the Go equivalents of the plan's units from k,
-// then the version, and the marker removed.
-func (r *Registry) resume(coll string, doc bson.D, from int64, k any) (bson.D, error) {
-	n, ok := versionOf(k, true)
-	p, planned := r.ServerPlan(coll, from)
-	if !ok || !planned || n < 0 || n > int64(len(p.Units)) {
-		id, _ := lookupD(doc, "_id")
-		return nil, fmt.Errorf("%s document %s: %s = %v does not match the upgrade from version %d; remove the field and run backfill again", coll, idString(id), MarkerField, k, from)
+// partway (MarkerField holds mk): the Go equivalents of the plan's units
+// from the marker's step, then the plan's target version, and the marker
+// removed. at is the version out is at: the marker's target, or the
+// current version when the marker leads past it (an application older
+// than the backfill's migrations, which can finish only the units it
+// knows).
+func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any) (out bson.D, at int64, err error) {
+	id, _ := lookupD(doc, "_id")
+	fail := func(reason string, args ...any) (bson.D, int64, error) {
+		return nil, 0, &MarkerError{Collection: coll, ID: id, Found: valueText(mk), Reason: fmt.Sprintf(reason, args...)}
 	}
-	out := append(make(bson.D, 0, len(doc)+8), doc...)
-	for i := int(n); i < len(p.goUnits); i++ {
-		var err error
+	m, ok := parseMarker(mk)
+	if !ok {
+		return fail(`is not a marker of mongomig's server-side backfill ({mongomig: "backfill", from, to, step}), so it is not trusted and the document is not upgraded: rename the field if it is yours, then run backfill again`)
+	}
+	if m.from != from || m.to <= from {
+		return fail("is for the upgrade from version %d to %d, but the document is at version %d: check the document, remove the field, and run backfill again", m.from, m.to, from)
+	}
+	if m.to <= ch.current() && ch.find(m.to) == nil {
+		return fail("names version %d, which no migration of %s raises documents to: check the document, remove the field, and run backfill again", m.to, coll)
+	}
+	at = min(m.to, ch.current())
+	p := planChain(coll, ch, from, at)
+	if p == nil || m.step > int64(len(p.Units)) {
+		if m.to > at {
+			return fail("is past what this application knows (version %d): deploy the application built with the newer migrations", at)
+		}
+		return fail("names step %d of the upgrade from version %d to %d, which these migrations do not have: check the document, remove the field, and run backfill again", m.step, from, m.to)
+	}
+	out = append(make(bson.D, 0, len(doc)+8), doc...)
+	for i := int(m.step); i < len(p.goUnits); i++ {
 		if out, err = p.goUnits[i].apply(out); err != nil {
-			id, _ := lookupD(doc, "_id")
-			return nil, &UpgradeError{Collection: coll, ID: id, From: from, Version: p.To, File: "(server-side backfill)", Step: i + 1, Op: string(p.goUnits[i].op), Err: err}
+			return nil, 0, &UpgradeError{Collection: coll, ID: id, From: from, Version: p.To, File: "(server-side backfill)", Step: i + 1, Op: string(p.goUnits[i].op), Err: err}
 		}
 	}
 	out = unset(out, []string{MarkerField})
-	out, _ = set(out, r.fieldPath, versionValue(p.To), r.field)
-	return out, nil
+	out, _ = set(out, r.fieldPath, versionValue(at), r.field)
+	return out, at, nil
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/mongomig/mongomig/pkg/migration"
 )
@@ -45,16 +45,25 @@ func (e *UpgradeError) Error() string {
 
 func (e *UpgradeError) Unwrap() error { return e.Err }
 
-// VersionError is a version field that does not hold a whole number.
+// VersionError is a version field that does not hold a version (a
+// non-negative whole number; see [Registry.VersionIs]), or that appears
+// more than once among the document's top-level keys.
 type VersionError struct {
 	Collection string
 	ID         any
 	Field      string
 	Found      string
+	// Count is how many times the field appears when it appears more than
+	// once (0 otherwise).
+	Count int
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number; fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
+	if e.Count > 1 {
+		return fmt.Sprintf("%s document %s: field %q appears %d times (%s); drivers disagree on which one a read sees (Go's bson.D keeps all, bson.M and structs the last): replace the document with one that has a single %q",
+			e.Collection, idString(e.ID), e.Field, e.Count, e.Found, e.Field)
+	}
+	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number (a non-negative whole number); fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
 }
 
 func idString(id any) string {
@@ -67,25 +76,50 @@ func idString(id any) string {
 	return fmt.Sprintf("_id=%v", id)
 }
 
-// versionOf converts a version field's value. ok is false for types that
-// are not whole numbers.
+// versionOf converts a version field's value. ok is false for values that
+// are not versions: negative numbers, fractions and other types.
 func versionOf(v any, present bool) (int64, bool) {
 	if !present || v == nil {
 		return 0, true // missing or null: before mongomig
 	}
 	switch n := v.(type) {
 	case int32:
-		return int64(n), true
+		return int64(n), n >= 0
 	case int64:
-		return n, true
+		return n, n >= 0
 	case int:
-		return int64(n), true
+		return int64(n), n >= 0
 	case float64:
 		if n == math.Trunc(n) && n >= 0 && n < 1<<53 {
 			return int64(n), true
 		}
 	}
 	return 0, false
+}
+
+// valueText shows a stored value in an error: its extended JSON (cut
+// short) and its BSON type, as in `-1 (int)` or `[1,2] (array)`.
+func valueText(v any) string {
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
+	text := "?"
+	if err == nil && len(b) > len(`{"v":}`) {
+		text = string(b[len(`{"v":`) : len(b)-1])
+	}
+	if len(text) > 60 {
+		text = text[:57] + "..."
+	}
+	kind := "null"
+	switch v.(type) {
+	case nil:
+		return text
+	case bson.A:
+		kind = "array"
+	case bson.D:
+		kind = "document"
+	default:
+		kind = bsonTypeName(v)
+	}
+	return text + " (" + kind + ")"
 }
 
 func lookupD(d bson.D, key string) (any, bool) {
@@ -100,13 +134,41 @@ func lookupD(d bson.D, key string) (any, bool) {
 // VersionOf returns the version of a document of coll: its version field,
 // 0 when missing.
 func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
-	v, present := lookupD(doc, r.field)
-	n, ok := versionOf(v, present)
-	if !ok {
-		id, _ := lookupD(doc, "_id")
-		return 0, &VersionError{coll, id, r.field, describeValue(v)}
+	n, _, _, err := r.scanD(coll, doc)
+	return n, err
+}
+
+// scanD reads, in one pass over doc's top-level keys, its version (a
+// *VersionError when invalid or repeated) and its server-side backfill
+// marker, if any.
+func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marked bool, err error) {
+	var vv any
+	var vals []string
+	count := 0
+	for i := range doc {
+		switch doc[i].Key {
+		case r.field:
+			if count == 0 {
+				vv = doc[i].Value
+			}
+			count++
+			if len(vals) < 3 {
+				vals = append(vals, valueText(doc[i].Value))
+			}
+		case MarkerField:
+			marker, marked = doc[i].Value, true
+		}
 	}
-	return n, nil
+	from, ok := versionOf(vv, count > 0)
+	switch {
+	case count > 1:
+		id, _ := lookupD(doc, "_id")
+		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: strings.Join(vals, ", "), Count: count}
+	case !ok:
+		id, _ := lookupD(doc, "_id")
+		return 0, nil, false, &VersionError{Collection: coll, ID: id, Field: r.field, Found: valueText(vv)}
+	}
+	return from, marker, marked, nil
 }
 
 // Upgrade returns doc of collection coll upgraded to the current version,
@@ -114,23 +176,11 @@ func (r *Registry) VersionOf(coll string, doc bson.D) (int64, error) {
 // is. doc itself is never modified. A collection no migration names is an
 // [ErrUnknownCollection] unless declared with [WithCollections].
 func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
-	// One pass finds both the version and a server-side backfill's marker.
-	var vv, marker any
-	hasV, partway := false, false
-	for i := range doc {
-		switch doc[i].Key {
-		case r.field:
-			if !hasV {
-				vv, hasV = doc[i].Value, true
-			}
-		case MarkerField:
-			marker, partway = doc[i].Value, true
-		}
-	}
-	from, ok := versionOf(vv, hasV)
-	if !ok {
-		id, _ := lookupD(doc, "_id")
-		return doc, false, &VersionError{coll, id, r.field, describeValue(vv)}
+	// One pass finds the version, checks it appears once, and finds a
+	// server-side backfill's marker.
+	from, marker, partway, err := r.scanD(coll, doc)
+	if err != nil {
+		return doc, false, err
 	}
 	ch := r.chains[coll]
 	if ch == nil {
@@ -140,12 +190,8 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	}
 	cur := ch.current()
 	if from == cur {
-		if partway {
-			// A marker on a current document is stale (left by a write-back
-			// that raced a server-side step before write-backs guarded the
-			// marker): never trust it, remove it.
-			return unset(append(bson.D(nil), doc...), []string{MarkerField}), true, nil
-		}
+		// A marker on a current document is never read (MarkerField,
+		// invariant 3): the document is returned as is.
 		return doc, false, nil
 	}
 	if from > cur {
@@ -153,12 +199,28 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
 	if partway {
-		out, err := r.resume(coll, doc, from, marker)
+		out, at, err := r.resume(coll, ch, doc, from, marker)
 		if err != nil {
 			return doc, false, err
 		}
-		return out, true, nil
+		if at == cur {
+			return out, true, nil
+		}
+		// The marker's plan ended below the current version: the rest of
+		// the chain runs as for any document at that version.
+		up, _, err := r.upgradeFrom(coll, ch, out, at)
+		if err != nil {
+			return doc, false, err
+		}
+		return up, true, nil
 	}
+	return r.upgradeFrom(coll, ch, doc, from)
+}
+
+// upgradeFrom runs every upgrade of ch above version from on doc (not
+// modified) and stamps the current version.
+func (r *Registry) upgradeFrom(coll string, ch *chain, doc bson.D, from int64) (bson.D, bool, error) {
+	cur := ch.current()
 	if ch.keys != nil {
 		return r.upgradeOverlay(coll, ch, doc, from)
 	}
@@ -315,106 +377,6 @@ func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
 	return out, nil
 }
 
-// UpgradeRaw is [Registry.Upgrade] for raw BSON. A document already at the
-// current version costs one scan of its top-level keys and no allocation.
-func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error) {
-	ch := r.chains[coll]
-	if ch == nil {
-		if err := r.checkKnown(coll); err != nil {
-			return raw, false, err
-		}
-	}
-	v, present, ok, marked := rawVersionMarker(raw, r.field)
-	if !marked && (ok && present && v == ch.current() || ok && !present && ch.current() == 0) {
-		return raw, false, nil
-	}
-	var d bson.D
-	if err := bson.Unmarshal(raw, &d); err != nil {
-		return raw, false, fmt.Errorf("decode %s document: %w", coll, err)
-	}
-	up, changed, err := r.Upgrade(coll, d)
-	if err != nil || !changed {
-		return raw, false, err
-	}
-	out, err := bson.Marshal(up)
-	if err != nil {
-		return raw, false, fmt.Errorf("encode upgraded %s document: %w", coll, err)
-	}
-	return out, true, nil
-}
-
-// VersionOfRaw returns the version of a raw document (0 when the field is
-// missing or null); ok is false when the field is not a whole number. It
-// does not allocate.
-func (r *Registry) VersionOfRaw(raw bson.Raw) (v int64, ok bool) {
-	v, _, ok = rawVersion(raw, r.field)
-	return v, ok
-}
-
-// rawVersionMarker is rawVersion that also reports whether the document
-// carries a server-side backfill marker; it scans every top-level key
-// once, without allocating.
-func rawVersionMarker(raw bson.Raw, field string) (v int64, present, ok, marked bool) {
-	if len(raw) < 5 {
-		return 0, false, false, false
-	}
-	v, present, ok = 0, false, true
-	found := false
-	rem := raw[4 : len(raw)-1]
-	for len(rem) > 0 {
-		elem, rest, good := bsoncore.ReadElement(rem)
-		if !good {
-			return 0, false, false, marked
-		}
-		rem = rest
-		switch key := elem.KeyBytes(); {
-		case string(key) == MarkerField:
-			marked = true
-		case !found && string(key) == field:
-			found = true
-			v, present, ok = rawValueVersion(elem.Value())
-		}
-	}
-	return v, present, ok, marked
-}
-
-// rawVersion finds the version field among the top-level elements without
-// allocating. ok is false when the value is not a whole number.
-func rawVersion(raw bson.Raw, field string) (v int64, present, ok bool) {
-	if len(raw) < 5 {
-		return 0, false, false
-	}
-	rem := raw[4 : len(raw)-1]
-	for len(rem) > 0 {
-		elem, rest, good := bsoncore.ReadElement(rem)
-		if !good {
-			return 0, false, false
-		}
-		rem = rest
-		if string(elem.KeyBytes()) == field {
-			return rawValueVersion(elem.Value())
-		}
-	}
-	return 0, false, true
-}
-
-// rawValueVersion reads a version field's value: present is false for
-// null, ok false when it is not a whole number.
-func rawValueVersion(val bsoncore.Value) (v int64, present, ok bool) {
-	switch val.Type {
-	case bsoncore.TypeInt32:
-		return int64(val.Int32()), true, true
-	case bsoncore.TypeInt64:
-		return val.Int64(), true, true
-	case bsoncore.TypeDouble:
-		f := val.Double()
-		return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
-	case bsoncore.TypeNull:
-		return 0, false, true
-	}
-	return 0, true, false
-}
-
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded
 // documents are bson.M too.
 func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
@@ -424,8 +386,7 @@ func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
 		}
 	}
 	v, present := doc[r.field]
-	_, marked := doc[MarkerField]
-	if n, ok := versionOf(v, present); ok && n == r.Current(coll) && !marked {
+	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
 		return doc, false, nil
 	}
 	up, changed, err := r.Upgrade(coll, mToD(doc))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -13,7 +12,7 @@ import (
 // Delta is the guarded update that writes an upgrade back: $set and
 // $unset of the top-level fields the upgrade changed, filtered on the _id
 // and on the old value of every one of those fields (the version field
-// among them). It matches only while none of them changed since the read,
+// among them; never an array holding it). It matches only while none of them changed since the read,
 // so it never erases a concurrent writer's change: a field another writer
 // changed makes it match nothing, and fields the upgrade did not touch are
 // not written at all.
@@ -84,21 +83,27 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 }
 
 // guard is the filter clause that a field still holds what was read.
+// MongoDB matches a scalar or document against the elements of an array
+// too ({version: 1} matches version: [1, 2]; see VersionIs), so every
+// guard on a value that is not an array excludes arrays: a concurrent
+// writer who turned the field into an array holding the old value must
+// make the write match nothing.
 func guard(key string, old any, had bool) bson.E {
 	switch {
 	case !had:
 		return bson.E{Key: key, Value: bson.D{{Key: "$exists", Value: false}}}
 	case old == nil:
 		// {f: null} would also match a missing field.
-		return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}}}
+		return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}, notArray[0]}}
 	}
-	if d, ok := old.(bson.D); ok && len(d) > 0 && strings.HasPrefix(d[0].Key, "$") {
-		// A document whose first name starts with '$' ({$kind: 1}, allowed
-		// below the top level since MongoDB 5.0) would be read as operators;
-		// $eq compares it as a value, with the same equality.
-		return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}}}
+	if _, ok := old.(bson.A); ok {
+		return bson.E{Key: key, Value: old}
 	}
-	return bson.E{Key: key, Value: old}
+	// $eq compares the value as a value: a document whose first name
+	// starts with '$' ({$kind: 1}, allowed below the top level since
+	// MongoDB 5.0) is not read as operators, a regular expression is not
+	// matched as a pattern.
+	return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, notArray[0]}}
 }
 
 // sameValue compares two BSON values exactly (type and order included),

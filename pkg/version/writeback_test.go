@@ -18,7 +18,7 @@ func TestDeltaOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantFilter := `{"_id":1,"name":"A B","contact":{"$exists":false},"version":{"$exists":false},"email":"e","legacyId":{"$type":"null"},"_mongomig_step":{"$exists":false}}`
+	wantFilter := `{"_id":1,"name":{"$eq":"A B","$not":{"$type":"array"}},"contact":{"$exists":false},"version":{"$exists":false},"email":{"$eq":"e","$not":{"$type":"array"}},"legacyId":{"$type":"null","$not":{"$type":"array"}},"_mongomig_step":{"$exists":false}}`
 	wantUpdate := `{"$set":{"name":{"first":"A","last":"B"},"contact":{"email":"e"},"version":3},"$unset":{"email":"","legacyId":""}}`
 	if got := js(d.Filter); got != wantFilter {
 		t.Errorf("filter\n got %s\nwant %s", got, wantFilter)
@@ -180,7 +180,7 @@ func TestDeltaGuardsDollarDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := js(d.Filter), `{"_id":1,"a":{"$eq":{"$kind":1}},"b":{"c":{"$x":1}},"_mongomig_step":{"$exists":false}}`; got != want {
+	if got, want := js(d.Filter), `{"_id":1,"a":{"$eq":{"$kind":1},"$not":{"$type":"array"}},"b":{"$eq":{"c":{"$x":1}},"$not":{"$type":"array"}},"_mongomig_step":{"$exists":false}}`; got != want {
 		t.Errorf("filter %s, want %s", got, want)
 	}
 }

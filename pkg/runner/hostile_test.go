@@ -1,0 +1,201 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/fstest"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
+	"github.com/mongomig/mongomig/pkg/version/versiontest"
+)
+
+// hostileFS upgrades users to version 1 with server-side steps only, so
+// the server-side backfill takes the whole chain.
+var hostileFS = fstest.MapFS{"0001_users.yaml": {Data: []byte(`collections:
+  users:
+    validator:
+      $jsonSchema: {bsonType: object}
+    upgrade:
+      - rename: {a: b}
+      - set: {c: 1}
+`)}}
+
+// hostileDoc is one stored document and whether the rule makes it
+// invalid (a counted failure, never written).
+type hostileDoc struct {
+	name    string
+	doc     bson.D
+	invalid bool
+	current bool // at version 1 already: left alone
+}
+
+// hostileDocs is versiontest.StoredVersions as the sandbox can store it,
+// plus forged step markers on version-0 documents (issue 17, finding 3).
+func hostileDocs(mongodb bool) []hostileDoc {
+	var out []hostileDoc
+	for i, s := range versiontest.StoredVersions {
+		if s.Sandbox || mongodb {
+			out = append(out, hostileDoc{s.Name, s.Doc(int32(i)), !s.Valid, s.Valid && s.Version == 1})
+		}
+	}
+	for i, m := range []any{int32(1), int32(0), bson.D{{Key: "step", Value: int32(1)}}} {
+		out = append(out, hostileDoc{fmt.Sprintf("marker %v", m), bson.D{{Key: "_id", Value: int32(100 + i)}, {Key: "a", Value: "x"}, {Key: version.MarkerField, Value: m}}, true, false})
+	}
+	if mongodb {
+		// MongoDB stores a repeated field as sent; FerretDB refuses it.
+		out = append(out, hostileDoc{"version twice", bson.D{{Key: "_id", Value: int32(200)}, {Key: "version", Value: int32(1)}, {Key: "a", Value: "x"}, {Key: "version", Value: int32(0)}}, true, false})
+	}
+	return out
+}
+
+// TestBackfillHostileStoredDocuments is issue 17's findings 1-3 through
+// the backfill (server-side and client-side), status and validate: every
+// invalid version (negative, fractional, array, other types) and every
+// forged step marker is a counted failure naming its _id, left exactly as
+// stored, counted invalid by status and validate, and keeps the
+// collection unproven; every valid document below the target is upgraded.
+// The server-side path used to upgrade version: [0, 5] (its filter
+// {version: 0} matched the array's element), the client path upgraded -1
+// as if it were 0, and a marker of 1 skipped the rename.
+func TestBackfillHostileStoredDocuments(t *testing.T) {
+	for _, mode := range hostileModes {
+		t.Run(mode.name, func(t *testing.T) {
+			checkHostile(t, sandboxtest.Database(t, "app"), mode.opts, false)
+		})
+	}
+}
+
+// TestBackfillHostileStoredDocumentsMongoDB is the same on a real MongoDB,
+// with a Decimal128 version and a repeated version field, which the
+// sandbox cannot store.
+func TestBackfillHostileStoredDocumentsMongoDB(t *testing.T) {
+	for _, mode := range hostileModes {
+		t.Run(mode.name, func(t *testing.T) {
+			checkHostile(t, sandboxtest.MongoDB(t, "mongomig_test_hostile", "TestBackfillHostileStoredDocuments covers the sandbox"), mode.opts, true)
+		})
+	}
+}
+
+var hostileModes = []struct {
+	name string
+	opts runner.BackfillOptions
+}{{"ServerSide", runner.BackfillOptions{ServerSide: true}}, {"ClientSide", runner.BackfillOptions{ClientSide: true}}}
+
+func checkHostile(t *testing.T, db *mongo.Database, opts runner.BackfillOptions, mongodb bool) {
+	ctx := context.Background()
+	r := newRunner(t, db, hostileFS)
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	docs := hostileDocs(mongodb)
+	invalid, dups := int64(0), int64(0)
+	for _, h := range docs {
+		raw, err := bson.Marshal(h.doc) // raw keeps a repeated field
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Collection("users").InsertOne(ctx, bson.Raw(raw)); err != nil {
+			t.Fatalf("%s: %v", h.name, err)
+		}
+		if h.invalid {
+			invalid++
+		}
+		if h.name == "version twice" {
+			dups++
+		}
+	}
+	res, err := r.Backfill(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	failedIDs := map[string]bool{}
+	failed := int64(0)
+	for _, g := range c.Failed {
+		failed += g.Count
+		for _, id := range g.ExampleIDs {
+			failedIDs[id] = true
+		}
+	}
+	if failed != invalid || c.Proven || !res.FailuresRemain() {
+		t.Errorf("%d failures (want %d), proven %v, failures remain %v: %+v", failed, invalid, c.Proven, res.FailuresRemain(), c.Failed)
+	}
+	for _, h := range docs {
+		stored := findUser(t, db, h.doc[0].Value)
+		if h.invalid || h.current {
+			if js(stored) != js(h.doc) {
+				t.Errorf("%s: rewritten to %s (inserted as %s)", h.name, js(stored), js(h.doc))
+			}
+			if id := fmt.Sprint(h.doc[0].Value); h.invalid && !failedIDs[id] {
+				t.Errorf("%s: _id %s not among the failures %v", h.name, id, failedIDs)
+			}
+			continue
+		}
+		if v, err := r.Registry().VersionOf("users", stored); err != nil || v != 1 || lookupMissing(stored, "b") {
+			t.Errorf("%s: not upgraded: %s", h.name, js(stored))
+		}
+	}
+	checkInvalidCounts(t, r, invalid, dups)
+}
+
+// checkInvalidCounts requires status and validate to count invalid
+// documents that hold a version field (forged markers sit on valid
+// version-0 documents, which validate counts at 0 as stored); status
+// counts a repeated field as the copy the server's $group reads.
+func checkInvalidCounts(t *testing.T, r *runner.Runner, invalid, dups int64) {
+	t.Helper()
+	ctx := context.Background()
+	markers := int64(3)
+	st, err := r.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stInvalid int64
+	for _, cs := range st.Collections {
+		for _, vc := range cs.Documents {
+			if vc.Invalid != "" {
+				stInvalid += vc.Count
+			}
+		}
+	}
+	rep, err := r.Report(ctx, runner.ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repInvalid int64
+	for _, cr := range rep.Collections {
+		for _, vc := range cr.Versions {
+			if vc.Invalid != "" {
+				repInvalid += vc.Count
+			}
+		}
+	}
+	if stInvalid != invalid-markers-dups || repInvalid != invalid-markers {
+		t.Errorf("invalid versions: status %d (want %d), validate %d (want %d)", stInvalid, invalid-markers-dups, repInvalid, invalid-markers)
+	}
+}
+
+func findUser(t *testing.T, db *mongo.Database, id any) bson.D {
+	t.Helper()
+	var d bson.D
+	if err := db.Collection("users").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func lookupMissing(d bson.D, key string) bool {
+	_, ok := lookupField(d, key)
+	return !ok
+}
+
+func js(d bson.D) string {
+	b, _ := bson.MarshalExtJSON(d, true, false)
+	return string(b)
+}

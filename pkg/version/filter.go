@@ -1,0 +1,94 @@
+package version
+
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+)
+
+// The filters below are the server's side of the rule in the package
+// comment. MongoDB compares a field that holds an array element by element,
+// for equality, ranges and $type alike
+// (src/mongo/db/matcher/expression_path.h, PathMatchExpression::matches:
+// any element that matches makes the document match; expression_type.h:
+// $type traverses leaf arrays), so {version: 1} also matches version: [0,
+// 1], and {$type: "int"} matches [1]. Every filter therefore excludes
+// arrays with {$not: {$type: "array"}}, and names the number types it
+// accepts, which leaves Decimal128 out (FerretDB knows no "decimal" alias,
+// so the filters never name it). One limit: no query operator without $expr
+// tells an integral double from a fractional one, so a fractional version
+// is matched by VersionBelow only below the target; validate and status
+// report every one.
+
+// versionTypes are the BSON types a version may have: whole doubles up to
+// 2^53 compare exactly with integers.
+func versionTypes(v int64) bson.A {
+	if v >= 1<<53 {
+		return bson.A{"int", "long"}
+	}
+	return bson.A{"int", "long", "double"}
+}
+
+var notArray = bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}
+
+// VersionIs is the filter matching exactly the documents at version v:
+// for v = 0 a missing or null version field or a numeric 0, otherwise a
+// number equal to v. It never matches an array, a Decimal128 or any
+// other type (see the rule above).
+func (r *Registry) VersionIs(v int64) bson.D {
+	f := r.field
+	num := bson.E{Key: f, Value: bson.D{{Key: "$eq", Value: versionValue(v)}, {Key: "$type", Value: versionTypes(v)}, notArray[0]}}
+	if v != 0 {
+		return bson.D{num}
+	}
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: false}}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "null"}, notArray[0]}}},
+		bson.D{num},
+	}}}
+}
+
+// VersionAtLeast matches the documents at a valid version v or above.
+func (r *Registry) VersionAtLeast(v int64) bson.D {
+	if v <= 0 {
+		return bson.D{{Key: "$nor", Value: bson.A{r.VersionInvalid()}}}
+	}
+	return bson.D{{Key: r.field, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$type", Value: versionTypes(v)}, notArray[0]}}}
+}
+
+// VersionBelow matches every document a backfill to target must visit:
+// those below target, and those whose version is invalid (so that the
+// backfill reports them as failures and never proves the collection
+// upgraded while one remains). It is the complement of
+// [Registry.VersionAtLeast].
+func (r *Registry) VersionBelow(target int64) bson.D {
+	return bson.D{{Key: "$nor", Value: bson.A{r.VersionAtLeast(target)}}}
+}
+
+// VersionNot matches the documents not at version v, invalid ones
+// included: the complement of [Registry.VersionIs].
+func (r *Registry) VersionNot(v int64) bson.D {
+	return bson.D{{Key: "$nor", Value: bson.A{r.VersionIs(v)}}}
+}
+
+// VersionInvalid matches the documents whose version field is neither
+// missing, null nor a non-negative number of an accepted type (fractional
+// doubles excepted, see the rule above).
+func (r *Registry) VersionInvalid() bson.D {
+	f := r.field
+	return bson.D{{Key: "$or", Value: bson.A{
+		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "array"}}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: true}, {Key: "$not", Value: bson.D{{Key: "$type", Value: bson.A{"null", "int", "long", "double"}}}}}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: 0}}}},
+	}}}
+}
+
+// ParseVersion applies the rule to one value of the version field, as a
+// $group on it returns it: the zero RawValue (missing) and null are
+// version 0; ok is false for anything that is not a version.
+func ParseVersion(rv bson.RawValue) (v int64, ok bool) {
+	if rv.Type == 0 {
+		return 0, true
+	}
+	v, _, ok = rawValueVersion(bsoncore.Value{Type: bsoncore.Type(rv.Type), Data: rv.Value})
+	return v, ok
+}

@@ -1,0 +1,165 @@
+package version_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/version"
+	"github.com/mongomig/mongomig/pkg/version/versiontest"
+)
+
+// TestVersionRule is issue 17's findings 1 and 2 for the lazy path: a
+// negative, fractional, array, string, Decimal128 or other version is a
+// *VersionError naming the _id on every entry point (a negative version
+// used to be upgraded as if it were 0), and VersionOfRaw and ParseVersion
+// agree.
+func TestVersionRule(t *testing.T) {
+	r := serverRegistry(t, 3)
+	for i, s := range versiontest.StoredVersions {
+		doc := s.Doc(i)
+		_, err := upgradeAll(t, r, doc)
+		var ve *version.VersionError
+		if s.Valid != (err == nil) || !s.Valid && !errors.As(err, &ve) {
+			t.Errorf("%s: Upgrade error %v, want valid=%v", s.Name, err, s.Valid)
+		}
+		v, err := r.VersionOf("users", doc)
+		if s.Valid != (err == nil) || s.Valid && v != s.Version {
+			t.Errorf("%s: VersionOf %d, %v", s.Name, v, err)
+		}
+		raw, _ := bson.Marshal(doc)
+		if v, ok := r.VersionOfRaw(raw); ok != s.Valid || ok && v != s.Version {
+			t.Errorf("%s: VersionOfRaw %d, %v", s.Name, v, ok)
+		}
+		if v, ok := version.ParseVersion(bson.Raw(raw).Lookup("version")); ok != s.Valid || ok && v != s.Version {
+			t.Errorf("%s: ParseVersion %d, %v", s.Name, v, ok)
+		}
+	}
+}
+
+// dupVersion is a document whose version field appears twice: current
+// first, a stale copy second.
+func dupVersion(t *testing.T) bson.Raw {
+	t.Helper()
+	raw, err := bson.Marshal(bson.D{{Key: "_id", Value: 99}, {Key: "version", Value: int32(3)}, {Key: "a", Value: "x"}, {Key: "version", Value: int32(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestDuplicateVersionKeys is issue 17's finding 4: the first version key
+// used to win (a current document was returned as is, the stale copy
+// kept), while the Go driver decodes the last one into bson.M and
+// structs. A repeated version field is a *VersionError naming the _id on
+// every path, current or not.
+func TestDuplicateVersionKeys(t *testing.T) {
+	raw := dupVersion(t)
+	// What the Go driver does on decode: bson.D keeps both, bson.M and
+	// structs keep the last.
+	var d bson.D
+	var m bson.M
+	var s struct {
+		Version int32 `bson:"version"`
+	}
+	if bson.Unmarshal(raw, &d) != nil || bson.Unmarshal(raw, &m) != nil || bson.Unmarshal(raw, &s) != nil {
+		t.Fatal("decode")
+	}
+	if len(d) != 4 || m["version"] != int32(1) || s.Version != 1 {
+		t.Fatalf("driver decode: bson.D %v, bson.M %v, struct %v", d, m, s)
+	}
+	r := serverRegistry(t, 3)
+	_, _, errRaw := r.UpgradeRaw("users", raw)
+	_, _, errD := r.Upgrade("users", d)
+	_, errOf := r.VersionOf("users", d)
+	for _, err := range []error{errRaw, errD, errOf} {
+		var ve *version.VersionError
+		if !errors.As(err, &ve) || ve.Count != 2 || ve.ID != int32(99) {
+			t.Errorf("got %v, want a *VersionError for 2 version fields of _id 99", err)
+		}
+	}
+	if _, ok := r.VersionOfRaw(raw); ok {
+		t.Error("VersionOfRaw accepted a repeated version field")
+	}
+}
+
+// TestVersionFiltersAgreeWithTheRule stores every value of versiontest.StoredVersions
+// on the sandbox and requires each version filter to match exactly the
+// documents the Go rule puts there (issue 17's finding 1: {version: 1}
+// matched version: [1, 2], so the server-side backfill upgraded it).
+func TestVersionFiltersAgreeWithTheRule(t *testing.T) {
+	checkVersionFilters(t, sandboxtest.Database(t, "filters"), false)
+}
+
+// TestVersionFiltersAgreeWithTheRuleMongoDB is the same on a real MongoDB,
+// with the Decimal128 the sandbox cannot store and a document whose
+// version field appears twice.
+func TestVersionFiltersAgreeWithTheRuleMongoDB(t *testing.T) {
+	checkVersionFilters(t, sandboxtest.MongoDB(t, "mongomig_filters", "TestVersionFiltersAgreeWithTheRule covers the sandbox"), true)
+}
+
+func checkVersionFilters(t *testing.T, db *mongo.Database, mongodb bool) {
+	ctx := context.Background()
+	coll := db.Collection("c")
+	r := serverRegistry(t, 3)
+	want := map[int32]versiontest.StoredVersion{}
+	for i, s := range versiontest.StoredVersions {
+		if !s.Sandbox && !mongodb {
+			continue
+		}
+		if _, err := coll.InsertOne(ctx, s.Doc(int32(i))); err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		want[int32(i)] = s
+	}
+	if mongodb {
+		// MongoDB stores a repeated field as sent (SERVER-6439).
+		if _, err := coll.InsertOne(ctx, dupVersion(t)); err != nil {
+			t.Fatal(err)
+		}
+		want[99] = versiontest.StoredVersion{Name: "version twice"}
+	}
+	matches := func(filter bson.D) map[int32]bool {
+		cur, err := coll.Find(ctx, filter)
+		if err != nil {
+			t.Fatalf("%v: %v", filter, err)
+		}
+		var docs []struct {
+			ID int32 `bson:"_id"`
+		}
+		if err := cur.All(ctx, &docs); err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]bool{}
+		for _, d := range docs {
+			got[d.ID] = true
+		}
+		return got
+	}
+	for v := int64(0); v <= 3; v++ {
+		is, not, atLeast, below := matches(r.VersionIs(v)), matches(r.VersionNot(v)), matches(r.VersionAtLeast(v)), matches(r.VersionBelow(v))
+		for id, s := range want {
+			if is[id] != (s.Valid && s.Version == v) || not[id] == is[id] {
+				t.Errorf("%s: VersionIs(%d) %v, VersionNot %v", s.Name, v, is[id], not[id])
+			}
+			// A fractional double above v passes for one: no query operator
+			// tells it apart without $expr (see filter.go).
+			if s.Fractional() && s.Value.(float64) >= float64(v) {
+				continue
+			}
+			if atLeast[id] != (s.Valid && s.Version >= v) || below[id] == atLeast[id] {
+				t.Errorf("%s: VersionAtLeast(%d) %v, VersionBelow %v", s.Name, v, atLeast[id], below[id])
+			}
+		}
+	}
+	invalid := matches(r.VersionInvalid())
+	for id, s := range want {
+		if invalid[id] != (!s.Valid && !s.Fractional()) {
+			t.Errorf("%s: VersionInvalid %v", s.Name, invalid[id])
+		}
+	}
+}
