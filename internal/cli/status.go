@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -74,7 +75,7 @@ func (e *env) renderStatus(st *runner.Status) {
 		if m.AppliedAt != nil {
 			when = m.AppliedAt.UTC().Format("2006-01-02 15:04:05Z") + " by " + m.AppliedBy
 		}
-		rows = append(rows, []cell{{text: fmt.Sprintf("%04d", m.Version)}, {text: m.State, paint: paint}, {text: m.File}, {text: when, paint: o.faint}})
+		rows = append(rows, []cell{{text: fmt.Sprintf("%04d", m.Version)}, {text: m.State, paint: paint}, {text: migration.DisplayName(m.File)}, {text: when, paint: o.faint}})
 	}
 	o.table("  ", rows)
 	o.printf("%s\n", o.bold("collections"))

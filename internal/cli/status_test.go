@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 )
 
 // TestStatusTable: with a collection name and a file name longer than any
@@ -76,5 +82,47 @@ func TestStatusTable(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "current version") {
 		t.Errorf("status still labels the upgrade target \"current version\":\n%s", r.stdout)
+	}
+}
+
+// TestStatusQuotesLedgerFileNames: the ledger is data anyone with write
+// access to the database can edit; a file name there with an escape
+// sequence or a newline must not colour the terminal or forge a line
+// (issue 17, finding 10).
+func TestStatusQuotesLedgerFileNames(t *testing.T) {
+	dir := sampleSandbox(t)
+	migs := t.TempDir()
+	files, _ := filepath.Glob("../../migrations/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(migs, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := func(a ...string) []string { return append([]string{"--embedded", dir, "--dir", migs}, a...) }
+	if r := run(t, false, args("up")...); r.code != ExitOK {
+		t.Fatalf("up: exit %d\n%s", r.code, r.stderr)
+	}
+	forged := "0004_\x1b[31mred\n0009_forged.yaml: error: forged line"
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if _, err := db.Collection("mongomig_migrations").UpdateOne(context.Background(), bson.D{{Key: "_id", Value: 4}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "file", Value: forged}}}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The file is gone: status can only name it from the ledger.
+	if err := os.Remove(filepath.Join(migs, "0004_order_currency_and_tags.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, false, args("status")...)
+	out := r.stdout + r.stderr
+	if strings.Contains(out, "\x1b") || strings.Contains(out, "\n0009_forged.yaml") {
+		t.Fatalf("status printed the ledger's file name raw (exit %d):\n%q", r.code, out)
+	}
+	if !strings.Contains(out, `"0004_\x1b[31mred\n0009_forged.yaml: error: forged line"`) {
+		t.Fatalf("status does not show the ledger's file name quoted (exit %d):\n%s", r.code, out)
 	}
 }
