@@ -250,8 +250,23 @@ func TestBackfillLeaseVisibleAndReleasable(t *testing.T) {
 	if r := run(t, false, sandboxArgs(dir, "status")...); !strings.Contains(r.stdout, "backfill:users  held  killed-backfill (host elsewhere, pid 9)  until ") {
 		t.Fatalf("status does not show the backfill lease:\n%s", r.stdout)
 	}
-	if r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--lock-wait", "100ms")...); r.code != ExitLock {
+	if r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--lock-wait", "100ms")...); r.code != ExitLock ||
+		!strings.Contains(r.stderr, "lease backfill:users not acquired in time: held by killed-backfill") ||
+		!strings.Contains(r.stderr, "mongomig unlock --force backfill:users") {
 		t.Fatalf("backfill with its lease held: exit %d\n%s", r.code, r.stderr)
+	}
+	// A typo is not "nothing to do"; --force alone names the leases held.
+	if r := run(t, false, sandboxArgs(dir, "unlock", "--force", "backfill:user")...); r.code != ExitUsage ||
+		!strings.Contains(r.stderr, "no lease backfill:user is held; did you mean backfill:users?") {
+		t.Fatalf("unlock --force backfill:user: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "unlock", "backfill:users")...); r.code != ExitFailure ||
+		!strings.Contains(r.stderr, "the lease backfill:users is held by killed-backfill") {
+		t.Fatalf("unlock backfill:users (live): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "unlock", "--force")...); r.code != 0 ||
+		!strings.Contains(r.stdout, "the migration lock is not held; to remove another lease, name it: mongomig unlock --force backfill:users") {
+		t.Fatalf("unlock --force with only a backfill lease: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := run(t, false, sandboxArgs(dir, "unlock", "--force", "backfill:users")...); r.code != 0 || !strings.Contains(r.stdout, "removed the lease backfill:users of killed-backfill") {
 		t.Fatalf("unlock --force backfill:users: exit %d\n%s%s", r.code, r.stdout, r.stderr)

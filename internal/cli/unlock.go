@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/internal/suggest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -51,6 +52,9 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 		return err
 	}
 	res := unlockResult{Leases: leases, Freed: []string{}}
+	if err := checkLeaseName(name, leases); err != nil {
+		return err
+	}
 	targets := []string{name}
 	switch {
 	case name == "" && force:
@@ -101,8 +105,29 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 		e.out.printf("no lock is held\n")
 	case name != "":
 		e.out.printf("no lease %s is held\n", name)
+	case force:
+		e.out.printf("the migration lock is not held; to remove another lease, name it: mongomig unlock --force %s\n", leases[0].Name)
 	default:
 		e.out.printf("no expired lease to remove (use --force [NAME] for a live one whose holder you know is dead)\n")
+	}
+	return nil
+}
+
+// checkLeaseName refuses (exit 2) a NAME that is not held but is one edit
+// or two from one that is: a typo must not read as "nothing to do".
+func checkLeaseName(name string, leases []runner.Lease) error {
+	if name == "" {
+		return nil
+	}
+	names := make([]string, len(leases))
+	for i, l := range leases {
+		if l.Name == name {
+			return nil
+		}
+		names[i] = l.Name
+	}
+	if near, ok := suggest.Closest(name, names); ok {
+		return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, near, strings.Join(names, ", ")))
 	}
 	return nil
 }

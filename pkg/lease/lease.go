@@ -79,7 +79,20 @@ func (l Info) Holder() string {
 
 // ErrTimeout is returned (wrapped in a [*TimeoutError]) when another
 // process held the lease for longer than the configured wait.
-var ErrTimeout = errors.New("migration lock not acquired in time")
+var ErrTimeout = errors.New("lease not acquired in time")
+
+// MigrationLock is the name of the lease up and down take: the one that
+// messages call "the migration lock".
+const MigrationLock = "mongomig"
+
+// Describe names a lease in a message: "migration lock" for
+// [MigrationLock], "lease NAME" for any other.
+func Describe(name string) string {
+	if name == MigrationLock {
+		return "migration lock"
+	}
+	return "lease " + name
+}
 
 // TimeoutError names the lease and its holder.
 type TimeoutError struct {
@@ -89,8 +102,12 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%v: held by %s after waiting %v (lease %q); if that process is gone, its lease expires by itself, or run `mongomig unlock --force %s`",
-		ErrTimeout, e.Holder, e.Waited.Round(time.Millisecond), e.Name, e.Name)
+	force := "mongomig unlock --force"
+	if e.Name != MigrationLock {
+		force += " " + e.Name
+	}
+	return fmt.Sprintf("%s not acquired in time: held by %s after waiting %v; if that process is gone, its lease expires by itself, or run `%s`",
+		Describe(e.Name), e.Holder, e.Waited.Round(time.Millisecond), force)
 }
 
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }

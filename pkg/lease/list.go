@@ -65,7 +65,7 @@ func Remove(ctx context.Context, coll *mongo.Collection, name string, force bool
 		return nil, err
 	}
 	if l.ExpiresAt.After(now) && !force {
-		return &l.Info, fmt.Errorf("%s is held by %s and %w; if that process is gone, wait for the lease or use --force", name, l.Info, ErrLive)
+		return &l.Info, fmt.Errorf("the %s is held by %s and %w; if that process is gone, wait for the lease or use --force", Describe(name), l.Info, ErrLive)
 	}
 	if _, err := majority(coll).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "owner", Value: l.Owner}, {Key: "acquiredAt", Value: l.AcquiredAt}}); err != nil {
 		return &l.Info, fmt.Errorf("remove lease %s: %w", name, err)

@@ -19,7 +19,7 @@ import (
 // lockID is the _id of the migration lock document (up, down). A backfill
 // takes a lease of its own per collection, "backfill:<collection>", in
 // the same collection, so it never blocks a deploy.
-const lockID = "mongomig"
+const lockID = lease.MigrationLock
 
 func backfillLockID(coll string) string { return "backfill:" + coll }
 
