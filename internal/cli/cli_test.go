@@ -125,6 +125,38 @@ func TestCreateThenLint(t *testing.T) {
 	}
 }
 
+func TestCreateNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"Add User-Status":   "add_user_status",
+		"Add HTTP API key":  "add_http_api_key",
+		"AddHTTPAPIKey":     "add_httpapi_key",
+		"HTTPServer config": "http_server_config",
+		"CON":               "con",
+		"userStatus2FA":     "user_status2_fa",
+		"v2 Orders":         "v2_orders",
+	} {
+		if got := toSnake(in); got != want {
+			t.Errorf("toSnake(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// After a file with the largest int64 version, no next number exists:
+// create refuses instead of writing -9223372036854775808_next.yaml.
+func TestCreateAfterTheLargestVersion(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "9223372036854775807_max.yaml"), []byte("collections: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, false, "--dir", dir, "create", "next")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "no next number fits") {
+		t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a refused create wrote a file: %d entries", len(entries))
+	}
+}
+
 func TestCreateRejectsBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{

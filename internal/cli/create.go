@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -93,6 +96,9 @@ func nextVersion(dir string) (int64, int, error) {
 		max = maxInt64(max, v)
 		width = max2(width, len(num))
 	}
+	if max == math.MaxInt64 {
+		return 0, 0, usageError(fmt.Errorf("%s holds version %d, the largest there is: no next number fits; renumber that file (lint refuses it anyway)", dir, max))
+	}
 	return max + 1, width, nil
 }
 
@@ -110,17 +116,21 @@ func max2(a, b int) int {
 	return b
 }
 
-// toSnake turns "Add User Status" or "add-user-status" into add_user_status.
+// toSnake turns "Add User Status", "add-user-status" or "AddHTTPAPIKey"
+// into add_user_status and add_http_api_key: a word starts at a capital
+// that follows a lower-case letter or a digit, or that ends a run of
+// capitals before a lower-case letter (HTTPServer: http_server).
 func toSnake(s string) string {
 	var b strings.Builder
+	rs := []rune(strings.TrimSpace(s))
 	prevUnderscore := true
-	for i, r := range strings.TrimSpace(s) {
+	for i, r := range rs {
 		switch {
-		case r >= 'A' && r <= 'Z':
-			if i > 0 && !prevUnderscore {
+		case unicode.IsUpper(r) && r < utf8.RuneSelf:
+			if i > 0 && !prevUnderscore && wordStart(rs, i) {
 				b.WriteByte('_')
 			}
-			b.WriteRune(r - 'A' + 'a')
+			b.WriteRune(unicode.ToLower(r))
 			prevUnderscore = false
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
 			b.WriteRune(r)
@@ -136,6 +146,15 @@ func toSnake(s string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "_")
+}
+
+// wordStart: the capital rs[i] begins a word (see toSnake).
+func wordStart(rs []rune, i int) bool {
+	prev := rs[i-1]
+	if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+		return true
+	}
+	return unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
 }
 
 func template(file string, version int64, name string) string {
