@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/migrations"
@@ -60,7 +63,11 @@ func (e *env) runDemo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	fresh, err := demoDatabase(ctx, s.db, e.g.Embedded)
+	if err != nil {
+		return err
+	}
+	if fresh {
 		counts, err := sampledata.Load(ctx, s.db, 1)
 		if err != nil {
 			return err
@@ -163,4 +170,32 @@ func (e *env) demoLazyRead(ctx context.Context, s *session) error {
 		o.printf("   the document is already current\n")
 	}
 	return nil
+}
+
+// demoMarker is the collection a demo creates before it loads the sample
+// data: a directory holding it is one a demo made, and may be reused.
+const demoMarker = "mongomig_demo"
+
+// demoDatabase marks an empty database as the demo's (fresh: load the
+// sample data) or accepts one a demo marked before. It refuses a database
+// holding anything else: the demo changes the data it finds (up,
+// backfill, fixing invalid documents), so it never runs on data it did not
+// load.
+func demoDatabase(ctx context.Context, db *mongo.Database, dir string) (fresh bool, err error) {
+	names, err := db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return false, fmt.Errorf("list the sandbox's collections: %w", err)
+	}
+	if slices.Contains(names, demoMarker) {
+		return false, nil
+	}
+	if len(names) > 0 {
+		slices.Sort(names)
+		return false, usageError(fmt.Errorf("%s holds data a demo did not load (collections %s): the demo changes the data it finds, so it runs only on an empty directory or one a previous demo made; use another --embedded directory, or none (a temporary one)",
+			dir, strings.Join(names, ", ")))
+	}
+	if _, err := db.Collection(demoMarker).InsertOne(ctx, bson.D{{Key: "_id", Value: "demo"}, {Key: "note", Value: "made by mongomig demo, which may reuse this database"}}); err != nil {
+		return false, fmt.Errorf("mark the sandbox as the demo's: %w", err)
+	}
+	return true, nil
 }

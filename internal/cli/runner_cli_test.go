@@ -172,6 +172,27 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// A directory holding data the demo did not load is refused, untouched:
+// the demo upgrades and fixes what it finds.
+func TestDemoRefusesDataItDidNotLoad(t *testing.T) {
+	dir := t.TempDir()
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if _, err := db.Collection("users").InsertOne(context.Background(), bson.D{{Key: "name", Value: "mine"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r := run(t, false, "--embedded", dir, "demo")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "holds data a demo did not load (collections users)") {
+		t.Fatalf("demo on someone's data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		names, err := db.ListCollectionNames(context.Background(), bson.D{})
+		if err != nil || len(names) != 1 || names[0] != "users" {
+			t.Errorf("after the refused demo the database holds %v (%v), want only users", names, err)
+		}
+	})
+}
+
 func TestBackfillCommand(t *testing.T) {
 	dir := sampleSandbox(t)
 	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
