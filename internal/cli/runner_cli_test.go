@@ -56,7 +56,7 @@ func TestUpStatusDownCycle(t *testing.T) {
 	}
 
 	r = run(t, false, sandboxArgs(dir, "status", "--check")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "users       0003, client-side only (moderate/error)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "users       0003, client-side only (moderate, error)") {
 		t.Fatalf("status after up: exit %d\n%s", r.code, r.stdout)
 	}
 	r = run(t, false, sandboxArgs(dir, "--json", "status")...)
@@ -156,7 +156,7 @@ func TestDemo(t *testing.T) {
 		"the demo fixes them now and runs backfill again",
 		"done users: 2 documents upgraded to version 3, 40 in all",
 		"closed the validator window of users",
-		"users       0003, client-side only (moderate/error), window closed  v3: 40     v3",
+		"users       0003, client-side only (moderate, error), window closed  v3: 40     v3",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q", want)

@@ -118,7 +118,7 @@ func validatorText(c runner.CollectionStatus) string {
 	}
 	s := fmt.Sprintf("%04d, %s", c.ValidatorFrom, c.Enforcement)
 	if c.Level != "" || c.Action != "" {
-		s += fmt.Sprintf(" (%s/%s)", orDash(c.Level), orDash(c.Action))
+		s += fmt.Sprintf(" (%s, %s)", orDash(c.Level), orDash(c.Action))
 	}
 	if c.Window != "" {
 		s += ", window " + c.Window

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -205,6 +206,13 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 			if len(c.Upgrade) > 0 {
 				cs.CurrentVersion = m.Version
 			}
+		}
+		if cs.ValidatorFrom != 0 {
+			// What the server holds: a migration that leaves them out
+			// keeps the previous ones, and a new validator gets MongoDB's
+			// defaults (as reports say).
+			cs.Level = string(orDefault(migration.Level(cs.Level), migration.LevelStrict))
+			cs.Action = string(orDefault(migration.Action(cs.Action), migration.ActionError))
 		}
 		if counts {
 			docs, err := r.countVersions(ctx, name)
