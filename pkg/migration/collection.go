@@ -3,6 +3,8 @@ package migration
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.yaml.in/yaml/v3"
@@ -16,8 +18,8 @@ func (p *parser) collections(n *yaml.Node) []*Collection {
 	}
 	var out []*Collection
 	p.each(n, "/collections", nil, func(name string, k, v *yaml.Node) {
-		if msg := collectionNameProblem(name); msg != "" {
-			p.errorf(k, "use the collection's real name", "invalid collection name %q: %s", name, msg)
+		if msg, why := collectionNameProblem(name); msg != "" {
+			p.errorf(k, "use the collection's real name"+why, "invalid collection name %s: %s", quoteName(name), msg)
 			return
 		}
 		out = append(out, p.collection(name, k, v))
@@ -25,18 +27,64 @@ func (p *parser) collections(n *yaml.Node) []*Collection {
 	return out
 }
 
-func collectionNameProblem(name string) string {
+// MaxCollectionNameLen is the longest collection name, in bytes: MongoDB
+// limits a namespace, "<database>.<collection>", to 255 bytes
+// (NamespaceString::MaxNsCollectionLen), and a database name has at least
+// one byte. A longer database name lowers the limit; the server says so.
+const MaxCollectionNameLen = 253
+
+// collectionNameProblem applies MongoDB's rules for a collection name
+// (NamespaceString::validCollectionName, src/mongo/db/namespace_string.h:
+// not empty, no leading '.', no '$', no NUL; the "system." prefix is
+// reserved; the namespace length limit) and mongomig's own: no control
+// characters or other non-printable characters, so that a name printed in
+// a report or a table never moves the cursor, colours the terminal or
+// forges a line; and the "mongomig_" prefix, for mongomig's collections.
+// The second result, when not empty, explains mongomig's own rule in the
+// hint.
+func collectionNameProblem(name string) (msg, why string) {
+	const forge = "; mongomig refuses control and non-printable characters in collection names, which it prints: they could drive a terminal or forge a line of its output"
 	switch {
 	case name == "":
-		return "it is empty"
-	case strings.ContainsAny(name, "$\x00"):
-		return "it contains '$' or a NUL character"
+		return "it is empty", ""
+	case name[0] == '.':
+		return "it starts with '.', which MongoDB refuses", ""
+	case strings.Contains(name, "$"):
+		return "it contains '$', which MongoDB refuses", ""
 	case strings.HasPrefix(name, "system."):
-		return "names starting with \"system.\" are reserved by MongoDB"
+		return "names starting with \"system.\" are reserved by MongoDB", ""
 	case strings.HasPrefix(name, "mongomig_"):
-		return "names starting with \"mongomig_\" are reserved for mongomig's own collections"
+		return "names starting with \"mongomig_\" are reserved for mongomig's own collections", ""
+	case !utf8.ValidString(name):
+		return "it is not valid UTF-8", ""
+	case len(name) > MaxCollectionNameLen:
+		return fmt.Sprintf("it is %d bytes long; MongoDB limits <database>.<collection> to 255 bytes, so a name has at most %d", len(name), MaxCollectionNameLen), ""
 	}
-	return ""
+	for _, r := range name {
+		switch {
+		case r == 0:
+			return "it contains a NUL character, which MongoDB refuses", ""
+		case unicode.IsControl(r):
+			return fmt.Sprintf("it contains a control character (U+%04X)", r), forge
+		case !unicode.IsPrint(r):
+			return fmt.Sprintf("it contains a non-printable character (U+%04X)", r), forge
+		}
+	}
+	return "", ""
+}
+
+// quoteName quotes a collection name for a message, escaping what is not
+// printable and cutting a long one short.
+func quoteName(name string) string {
+	const max = 64
+	if len(name) <= max {
+		return fmt.Sprintf("%q", name)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q...", name[:cut])
 }
 
 func (p *parser) collection(name string, k, n *yaml.Node) *Collection {

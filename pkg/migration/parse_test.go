@@ -42,6 +42,20 @@ func TestParseRejects(t *testing.T) {
 			[]string{`0001_a.yaml:2:3: collection "users" declares nothing`}},
 		{"reserved collection name", "0001_a.yaml", "collections:\n  system.views: {upgrade: [{unset: [a]}]}\n",
 			[]string{`0001_a.yaml:2:3: invalid collection name "system.views"`, "reserved"}},
+		// MongoDB's rules: NamespaceString::validCollectionName
+		// (src/mongo/db/namespace_string.h) and the 255-byte namespace
+		// limit (MaxNsCollectionLen); control characters are mongomig's
+		// own rule, so that a name never reaches a terminal raw.
+		{"control character in collection name", "0001_a.yaml", "collections:\n  \"us\\e[31mers\\nfoo.yaml:1:1: error: forged\": {upgrade: [{unset: [a]}]}\n",
+			[]string{`0001_a.yaml:2:3: invalid collection name "us\x1b[31mers\nfoo.yaml:1:1: error: forged": it contains a control character (U+001B)`, "use the collection's real name"}},
+		{"non-printable rune in collection name", "0001_a.yaml", "collections:\n  \"us\\u200Bers\": {upgrade: [{unset: [a]}]}\n",
+			[]string{`0001_a.yaml:2:3: invalid collection name "us\u200bers": it contains a non-printable character (U+200B)`}},
+		{"collection name with a leading dot", "0001_a.yaml", "collections:\n  .x: {upgrade: [{unset: [a]}]}\n",
+			[]string{`0001_a.yaml:2:3: invalid collection name ".x": it starts with '.'`}},
+		{"collection name with a dollar", "0001_a.yaml", "collections:\n  a$b: {upgrade: [{unset: [a]}]}\n",
+			[]string{`0001_a.yaml:2:3: invalid collection name "a$b": it contains '$'`}},
+		{"collection name too long", "0001_a.yaml", "collections:\n  " + strings.Repeat("n", 254) + ": {upgrade: [{unset: [a]}]}\n",
+			[]string{`0001_a.yaml:2:3: invalid collection name "nnnn`, "is 254 bytes long; MongoDB limits <database>.<collection> to 255 bytes"}},
 		{"invalid validationLevel", "0001_a.yaml", users + "    validationLevel: strictest\n",
 			[]string{`0001_a.yaml:3:22: invalid validationLevel "strictest"; write off, moderate or strict`}},
 		{"invalid validationAction", "0001_a.yaml", users + "    validationAction: reject\n",

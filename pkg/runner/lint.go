@@ -102,7 +102,17 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 		r.lintMigration(m)
 		r.lintUniqueIndexes(ms, m)
 	}
-	r.lintExamples(ms, opts)
+	// Steps that touch the version field or the step marker: the field's
+	// name is the registry's (version.WithField), so pkg/version checks.
+	// Examples cannot run on such a chain (the registry refuses it).
+	var reserved migration.ErrorList
+	if errors.As(version.CheckReservedFields(ms, opts...), &reserved) {
+		for _, e := range reserved {
+			r.add(Problem{Severity: SeverityError, File: e.File, Line: e.Pos.Line, Column: e.Pos.Column, Message: e.Msg, Hint: e.Hint})
+		}
+	} else {
+		r.lintExamples(ms, opts)
+	}
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})

@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 func TestLintSamplesAreClean(t *testing.T) {
@@ -219,5 +220,24 @@ func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
 	}
 	if r.Warnings != 2 || r.Errors != 0 {
 		t.Errorf("%d errors, %d warnings, want 0 and 2:\n%s", r.Errors, r.Warnings, all)
+	}
+}
+
+// TestLintRefusesStepsOnTheVersionField: lint refuses a step that writes
+// the version field under the name the registry is given
+// (version.WithField), at its line and column, and the same step on a
+// field that is not the version field is fine (issue 17, hostile input:
+// `set: {version: 7}` linted clean and the backfill stamped 2).
+func TestLintRefusesStepsOnTheVersionField(t *testing.T) {
+	fsys := fstest.MapFS{"0001_a.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - set: {_v: 7, version: 7}\n")}}
+	r, err := runner.Lint(fsys, version.WithField("_v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors != 1 || r.Problems[0].Location() != "0001_a.yaml:4:15" || !strings.Contains(r.Problems[0].Message, `cannot write "_v"`) || r.Problems[0].Hint == "" {
+		t.Errorf("got %+v, want one error at 0001_a.yaml:4:15 for _v, with a hint", r.Problems)
+	}
+	if r, err := runner.Lint(fsys, version.WithField("v2")); err != nil || !r.OK() {
+		t.Errorf("with another version field: %+v, %v", r, err)
 	}
 }

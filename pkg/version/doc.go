@@ -22,11 +22,15 @@
 // validate, status, the validator window and down in pkg/runner): the
 // version field holds a non-negative whole number, stored as a BSON int32,
 // int64 or double (a double must be integral and below 2^53); a missing or
-// null field is version 0. Anything else (a negative number, a fraction, a
+// null field (a Go nil, bson.Null{} or raw BSON null) is version 0. Anything else (a negative number, a fraction, a
 // string, an array, a Decimal128, undefined, a document), and a version
 // field that appears more than once among the top-level keys, make the
 // document invalid: a [*VersionError] naming its _id, never upgraded. The
 // filters [Registry.VersionIs], [Registry.VersionBelow] and their kin are
 // the server's side of the same rule; the server-side backfill's step
 // marker and its invariants are described at [MarkerField].
+//
+// Only mongomig writes the version field and the marker: a registry is
+// never built from a declarative step that reads, writes or removes
+// either, or a path inside them ([CheckReservedFields]).
 package version

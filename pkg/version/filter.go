@@ -19,10 +19,15 @@ import (
 // is matched by VersionBelow only below the target; validate and status
 // report every one.
 
-// versionTypes are the BSON types a version may have: whole doubles up to
-// 2^53 compare exactly with integers.
+// maxDouble is the bound on a version stored as a double: every whole
+// number below 2^53 is exact as a double, so it compares exactly with
+// integers; a double at or above it is not a version.
+const maxDouble = 1 << 53
+
+// versionTypes are the BSON types a version v may have: a double only
+// below maxDouble.
 func versionTypes(v int64) bson.A {
-	if v >= 1<<53 {
+	if v >= maxDouble {
 		return bson.A{"int", "long"}
 	}
 	return bson.A{"int", "long", "double"}
@@ -52,7 +57,15 @@ func (r *Registry) VersionAtLeast(v int64) bson.D {
 	if v <= 0 {
 		return bson.D{{Key: "$nor", Value: bson.A{r.VersionInvalid()}}}
 	}
-	return bson.D{{Key: r.field, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$type", Value: versionTypes(v)}, notArray[0]}}}
+	f := r.field
+	ints := bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$type", Value: bson.A{"int", "long"}}, notArray[0]}}}
+	if v >= maxDouble {
+		return ints
+	}
+	return bson.D{{Key: "$or", Value: bson.A{
+		ints,
+		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$lt", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}, notArray[0]}}},
+	}}}
 }
 
 // VersionBelow matches every document a backfill to target must visit:
@@ -71,14 +84,16 @@ func (r *Registry) VersionNot(v int64) bson.D {
 }
 
 // VersionInvalid matches the documents whose version field is neither
-// missing, null nor a non-negative number of an accepted type (fractional
-// doubles excepted, see the rule above).
+// missing, null nor a non-negative number of an accepted type (a double
+// at or above 2^53 is invalid; fractional doubles below it excepted, see
+// the rule above).
 func (r *Registry) VersionInvalid() bson.D {
 	f := r.field
 	return bson.D{{Key: "$or", Value: bson.A{
 		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "array"}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: true}, {Key: "$not", Value: bson.D{{Key: "$type", Value: bson.A{"null", "int", "long", "double"}}}}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: 0}}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}}}},
 	}}}
 }
 

@@ -3,6 +3,7 @@ package version_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -38,6 +39,65 @@ func TestVersionRule(t *testing.T) {
 		if v, ok := version.ParseVersion(bson.Raw(raw).Lookup("version")); ok != s.Valid || ok && v != s.Version {
 			t.Errorf("%s: ParseVersion %d, %v", s.Name, v, ok)
 		}
+	}
+}
+
+// TestNullIsVersionZero: every form of null a program can hand the
+// registry is version 0, as docs/lazy-upgrades.md says (bson.Null{} used
+// to be a *VersionError "holds null (Null)", while a Go nil worked), on
+// every entry point; the server filters already match null as 0
+// (TestVersionFiltersAgreeWithTheRule stores both forms).
+func TestNullIsVersionZero(t *testing.T) {
+	r := serverRegistry(t, 3)
+	want, err := upgradeAll(t, r, bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, null := range []any{nil, bson.Null{}} {
+		d := bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: "x"}, {Key: "version", Value: null}}
+		if v, err := r.VersionOf("users", d); v != 0 || err != nil {
+			t.Errorf("VersionOf(%#v) = %d, %v; want 0", null, v, err)
+		}
+		out, changed, err := r.Upgrade("users", d)
+		if got := js(sortedD(dToMTest(out))); err != nil || !changed || got != want {
+			t.Errorf("Upgrade with version %#v: %s, %v, %v; want %s", null, got, changed, err, want)
+		}
+		m := bson.M{"_id": 1, "a": "x", "version": null}
+		mOut, changed, err := r.UpgradeM("users", m)
+		if got := js(sortedD(mOut)); err != nil || !changed || got != want {
+			t.Errorf("UpgradeM with version %#v: %s, %v, %v; want %s", null, got, changed, err, want)
+		}
+		raw, err := bson.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := r.VersionOfRaw(raw); v != 0 || !ok {
+			t.Errorf("VersionOfRaw with version %#v: %d, %v", null, v, ok)
+		}
+		if _, _, err := r.UpgradeRaw("users", raw); err != nil {
+			t.Errorf("UpgradeRaw with version %#v: %v", null, err)
+		}
+	}
+}
+
+// dToMTest turns an upgraded bson.D into the bson.M upgradeAll compares.
+func dToMTest(d bson.D) bson.M {
+	raw, _ := bson.Marshal(d)
+	var m bson.M
+	_ = bson.Unmarshal(raw, &m)
+	return m
+}
+
+// TestVersionErrorNamesTheDoubleLimit: a double at or above 2^53 is
+// refused, and the message says what a version may be, that limit
+// included (it used to say only "a non-negative whole number", which
+// 2^53 is).
+func TestVersionErrorNamesTheDoubleLimit(t *testing.T) {
+	r := serverRegistry(t, 3)
+	_, err := r.VersionOf("users", bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: float64(1 << 53)}})
+	var ve *version.VersionError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "below 2^53") {
+		t.Fatalf("got %v, want a *VersionError that names the 2^53 limit for doubles", err)
 	}
 }
 

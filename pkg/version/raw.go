@@ -82,7 +82,7 @@ func rawValueVersion(val bsoncore.Value) (v int64, present, ok bool) {
 		return val.Int64(), true, val.Int64() >= 0
 	case bsoncore.TypeDouble:
 		f := val.Double()
-		return int64(f), true, f == math.Trunc(f) && f >= 0 && f < 1<<53
+		return int64(f), true, f == math.Trunc(f) && f >= 0 && f < maxDouble
 	case bsoncore.TypeNull:
 		return 0, false, true
 	}

@@ -185,6 +185,9 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			return nil, err
 		}
 	}
+	if list := reservedFieldErrors(ms, cfg.field); len(list) > 0 {
+		return nil, list
+	}
 	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms}
 	r.setKnown(cfg)
 	var missing []error

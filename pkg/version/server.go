@@ -141,7 +141,7 @@ func parseMarker(v any) (marker, bool) {
 	seen := 0
 	for _, e := range d {
 		n, ok := versionOf(e.Value, true)
-		ok = ok && e.Value != nil
+		ok = ok && !isNull(e.Value)
 		switch {
 		case e.Key == "mongomig" && e.Value == markerTag:
 			seen |= 1

@@ -63,7 +63,7 @@ func (e *VersionError) Error() string {
 		return fmt.Sprintf("%s document %s: field %q appears %d times (%s); drivers disagree on which one a read sees (Go's bson.D keeps all, bson.M and structs the last): replace the document with one that has a single %q",
 			e.Collection, idString(e.ID), e.Field, e.Count, e.Found, e.Field)
 	}
-	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number (a non-negative whole number); fix the document (a missing field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
+	return fmt.Sprintf("%s document %s: field %q holds %s, not a version number (a non-negative whole number: an int32, an int64, or a double without a fraction below 2^53); fix the document (a missing or null field means version 0)", e.Collection, idString(e.ID), e.Field, e.Found)
 }
 
 func idString(id any) string {
@@ -79,7 +79,7 @@ func idString(id any) string {
 // versionOf converts a version field's value. ok is false for values that
 // are not versions: negative numbers, fractions and other types.
 func versionOf(v any, present bool) (int64, bool) {
-	if !present || v == nil {
+	if !present || isNull(v) {
 		return 0, true // missing or null: before mongomig
 	}
 	switch n := v.(type) {
@@ -90,11 +90,21 @@ func versionOf(v any, present bool) (int64, bool) {
 	case int:
 		return int64(n), n >= 0
 	case float64:
-		if n == math.Trunc(n) && n >= 0 && n < 1<<53 {
+		if n == math.Trunc(n) && n >= 0 && n < maxDouble {
 			return int64(n), true
 		}
 	}
 	return 0, false
+}
+
+// isNull reports whether v is BSON null in any form a program holds it:
+// a Go nil (what the driver decodes null to) or bson.Null{}.
+func isNull(v any) bool {
+	switch v.(type) {
+	case nil, bson.Null:
+		return true
+	}
+	return false
 }
 
 // valueText shows a stored value in an error: its extended JSON (cut

@@ -26,6 +26,7 @@ type StoredVersion struct {
 var StoredVersions = []StoredVersion{
 	{Name: "missing", Missing: true, Valid: true, Sandbox: true},
 	{Name: "null", Value: nil, Valid: true, Sandbox: true},
+	{Name: "bson.Null{}", Value: bson.Null{}, Valid: true, Sandbox: true},
 	{Name: "int32 0", Value: int32(0), Valid: true, Sandbox: true},
 	{Name: "int32 1", Value: int32(1), Version: 1, Valid: true, Sandbox: true},
 	{Name: "int64 1", Value: int64(1), Version: 1, Valid: true, Sandbox: true},
@@ -35,6 +36,9 @@ var StoredVersions = []StoredVersion{
 	{Name: "int64 min", Value: int64(math.MinInt64), Sandbox: true},
 	{Name: "double -1", Value: -1.0, Sandbox: true},
 	{Name: "double 0.5", Value: 0.5, Sandbox: true},
+	// Doubles are exact whole numbers only below 2^53.
+	{Name: "double 2^53", Value: float64(1 << 53), Sandbox: true},
+	{Name: "double 1e300", Value: 1e300, Sandbox: true},
 	{Name: "array [1, 2]", Value: bson.A{int32(1), int32(2)}, Sandbox: true},
 	{Name: "array [0, 5]", Value: bson.A{int32(0), int32(5)}, Sandbox: true},
 	{Name: "array [1]", Value: bson.A{int32(1)}, Sandbox: true},
