@@ -82,7 +82,7 @@ func upgradeMessage(err error) string {
 	case errors.As(err, &ve) && ve.Count > 1:
 		return fmt.Sprintf("field %q appears %d times: replace the document with one that has a single %q", ve.Field, ve.Count, ve.Field)
 	case errors.As(err, &ve):
-		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number): fix the document (a missing field means version 0)", ve.Field, ve.Found)
+		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number: an int32, an int64, or a double without a fraction below 2^53): fix the document (a missing or null field means version 0)", ve.Field, ve.Found)
 	case errors.As(err, &me):
 		return fmt.Sprintf("%s = %s %s", version.MarkerField, me.Found, me.Reason)
 	}
