@@ -30,6 +30,11 @@ type Options struct {
 	// port. Tests that restart a server under a running client give the
 	// old address again.
 	Addr string
+
+	// Notify receives a one-line notice for each repair Start made to what
+	// a killed process left in Dir (see docs/sandbox.md). Nil logs them to
+	// Logger as warnings.
+	Notify func(msg string)
 }
 
 // Server is a running embedded server. Stop it with [Server.Stop].
@@ -65,6 +70,18 @@ func Start(opts Options) (*Server, error) {
 	// unlock releases the directory once the server has stopped (or did
 	// not start).
 	unlock := func() { _ = lock.Close() }
+	notices, err := repair(abs)
+	for _, n := range notices {
+		if opts.Notify != nil {
+			opts.Notify(n)
+		} else {
+			logger.Warn(n)
+		}
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
 	// FerretDB requires the URL to end with a slash; it stores one
 	// <db>.sqlite file per database in that directory.
 	// synchronous(off): SQLite never waits for an fsync. A commit survives
