@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,14 +33,25 @@ func killRounds() int {
 // workload creates databases and collections and drops them again, the
 // steps FerretDB takes in several SQLite statements each (a database file,
 // then its _ferretdb_collections table; a collection's table, then its
-// catalogue row, then its _id index; a catalogue row deleted, then the
-// table dropped). A kill lands between two of them sooner or later.
+// catalogue row, then its _id index, then the row's settings; a catalogue
+// row deleted, then the table dropped; an index created, then listed; an
+// index dropped, then unlisted). A kill lands between two of them sooner or
+// later.
 func workload(ctx context.Context, c *mongo.Client, once bool) error {
 	for i := 0; ; i++ {
 		db := c.Database("k" + strconv.Itoa(i%3))
 		for _, coll := range []string{"a", "b"} {
 			if _, err := db.Collection(coll).InsertOne(ctx, bson.D{{Key: "i", Value: i}}); err != nil {
 				return fmt.Errorf("insert into %s.%s: %w", db.Name(), coll, err)
+			}
+		}
+		idx := db.Collection("b").Indexes()
+		if _, err := idx.CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}}); err != nil {
+			return fmt.Errorf("create index on %s.b: %w", db.Name(), err)
+		}
+		if i%2 == 0 {
+			if err := idx.DropOne(ctx, "x_1"); err != nil {
+				return fmt.Errorf("drop index of %s.b: %w", db.Name(), err)
 			}
 		}
 		if err := db.Collection("a").Drop(ctx); err != nil {
@@ -124,7 +136,10 @@ func TestKillLeavesAUsableDirectory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		werr := workload(ctx, c, true)
+		werr := everyCollectionHasItsIDIndex(ctx, c)
+		if werr == nil {
+			werr = workload(ctx, c, true)
+		}
 		_ = c.Disconnect(ctx)
 		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
@@ -136,3 +151,28 @@ func TestKillLeavesAUsableDirectory(t *testing.T) {
 }
 
 func mongoOpts(uri string) *options.ClientOptions { return options.Client().ApplyURI(uri) }
+
+// everyCollectionHasItsIDIndex: a collection whose creation a kill cut
+// short must not survive without its unique _id index.
+func everyCollectionHasItsIDIndex(ctx context.Context, c *mongo.Client) error {
+	dbs, err := c.ListDatabaseNames(ctx, bson.D{})
+	if err != nil {
+		return err
+	}
+	for _, name := range dbs {
+		colls, err := c.Database(name).ListCollectionNames(ctx, bson.D{})
+		if err != nil {
+			return err
+		}
+		for _, coll := range colls {
+			specs, err := c.Database(name).Collection(coll).Indexes().ListSpecifications(ctx)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(specs, func(s mongo.IndexSpecification) bool { return s.Name == "_id_" }) {
+				return fmt.Errorf("collection %s.%s has no _id index: %v", name, coll, specs)
+			}
+		}
+	}
+	return nil
+}

@@ -103,10 +103,16 @@ func repairFile(file string) ([]string, error) {
 		return nil, &DamagedError{File: file, Why: "it has tables but no " + catalogue + " table, so it is not a FerretDB database or was damaged"}
 	}
 	notices, err := repairOrphans(conn, file, tables)
-	if err != nil {
-		return notices, fmt.Errorf("sandbox: repair %s: %w", file, err)
+	if err == nil {
+		var n []string
+		n, err = repairCatalogue(conn, file)
+		notices = append(notices, n...)
 	}
-	return notices, nil
+	var de *DamagedError
+	if err != nil && !errors.As(err, &de) {
+		err = fmt.Errorf("sandbox: repair %s: %w", file, err)
+	}
+	return notices, err
 }
 
 // schemaTables lists the tables of the database on conn.
@@ -197,23 +203,11 @@ func setAside(conn *sql.DB, tbl, aside string) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", tbl)
+	indexes, err := tableIndexes(tx, tbl)
 	if err != nil {
 		return err
 	}
-	var indexes []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			_ = rows.Close()
-			return err
-		}
-		indexes = append(indexes, name)
-	}
-	if err := rows.Close(); err != nil {
-		return err
-	}
-	for _, idx := range indexes {
+	for idx := range indexes {
 		if _, err := tx.ExecContext(ctx, "DROP INDEX "+quoteIdent(idx)); err != nil {
 			return err
 		}

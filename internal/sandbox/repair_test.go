@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox"
 )
@@ -286,5 +288,92 @@ func TestStartRepairsCollectionTablesOutsideTheCatalogue(t *testing.T) {
 		if !strings.Contains(names, want) {
 			t.Errorf("tables %s: %s is gone", names, want)
 		}
+	}
+}
+
+// TestStartRepairsIndexesACutShortCommandLeft: the states a kill leaves
+// inside FerretDB's catalogue, each made by hand in a stopped directory:
+// a collection whose settings were never written (and whose _id index was
+// never created), an index created but not listed, an index dropped but
+// still listed. After Start each collection behaves as if the cut-short
+// command had never begun (or, for the drop, had finished).
+func TestStartRepairsIndexesACutShortCommandLeft(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := sandbox.Start(sandbox.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s.URI())
+	db := c.Database("app")
+	if err := db.CreateCollection(ctx, "half"); err != nil {
+		t.Fatal(err)
+	}
+	x := mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}}
+	y := mongo.IndexModel{Keys: bson.D{{Key: "y", Value: 1}}, Options: options.Index().SetUnique(true)}
+	for _, m := range []mongo.IndexModel{x, y} {
+		if _, err := db.Collection("c").Indexes().CreateOne(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop(t, s, c)
+	file := filepath.Join(dir, "app.sqlite")
+	conn := openSQLite(t, file)
+	var half, ctable, settings string
+	if err := conn.QueryRow("SELECT table_name FROM _ferretdb_collections WHERE name = 'half'").Scan(&half); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow("SELECT table_name, settings FROM _ferretdb_collections WHERE name = 'c'").Scan(&ctable, &settings); err != nil {
+		t.Fatal(err)
+	}
+	exec1(t, conn, `DROP INDEX "`+half+`__id_"`)
+	exec1(t, conn, "UPDATE _ferretdb_collections SET settings = '{}' WHERE name = 'half'")
+	// x_1 created but not listed; y_1 dropped but still listed.
+	var listed struct {
+		Indexes []map[string]any `json:"indexes"`
+	}
+	if err := json.Unmarshal([]byte(settings), &listed); err != nil || len(listed.Indexes) != 3 {
+		t.Fatalf("settings of c: %s (%v)", settings, err)
+	}
+	exec1(t, conn, `UPDATE _ferretdb_collections SET settings = json_remove(settings, '$.indexes[1]') WHERE name = 'c'`)
+	exec1(t, conn, `DROP INDEX "`+ctable+`_y_1"`)
+	_ = conn.Close()
+
+	s2, notices, err := startNoted(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := connect(t, s2.URI())
+	defer stop(t, s2, c2)
+	for _, want := range []string{
+		"removed collection half of " + file + ": it held no documents",
+		"dropped index x_1 of collection c in " + file,
+		"unlisted index y_1 of collection c in " + file,
+	} {
+		if !strings.Contains(strings.Join(notices, "\n"), want) {
+			t.Errorf("notices = %q, want one saying %q", notices, want)
+		}
+	}
+	db2 := c2.Database("app")
+	doc := bson.D{{Key: "_id", Value: 1}, {Key: "y", Value: 1}}
+	for _, coll := range []string{"half", "c"} {
+		if _, err := db2.Collection(coll).InsertOne(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db2.Collection(coll).InsertOne(ctx, doc); !mongo.IsDuplicateKeyError(err) {
+			t.Errorf("%s: a second document with _id 1: %v, want a duplicate key error", coll, err)
+		}
+	}
+	idx := db2.Collection("c").Indexes()
+	if err := idx.DropOne(ctx, "y_1"); err == nil {
+		t.Error("dropping y_1 again succeeded: it is still listed")
+	}
+	for _, m := range []mongo.IndexModel{x, y} {
+		if _, err := idx.CreateOne(ctx, m); err != nil {
+			t.Errorf("create index %v again: %v", m.Keys, err)
+		}
+	}
+	if _, err := db2.Collection("c").InsertOne(ctx, bson.D{{Key: "_id", Value: 2}, {Key: "y", Value: 1}}); !mongo.IsDuplicateKeyError(err) {
+		t.Errorf("y_1 created again does not enforce uniqueness: %v", err)
 	}
 }
