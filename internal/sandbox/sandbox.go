@@ -49,7 +49,9 @@ type Server struct {
 }
 
 // Start starts a server listening on a free loopback TCP port. It returns once
-// the server accepts connections.
+// the server accepts connections. It first repairs what a process killed
+// while serving the directory may have left (see the package comment), and
+// fails with a [*DamagedError] on a database file it cannot repair safely.
 func Start(opts Options) (*Server, error) {
 	logger := opts.Logger
 	if logger == nil {
