@@ -25,10 +25,11 @@ import (
 //   - creating a collection: its table, then its catalogue row; dropping one:
 //     the row, then the table. A table without a row makes every later
 //     creation of that collection fail ("table already exists"). If it holds
-//     no row [repair] drops it; otherwise (a drop cut short) it renames it
+//     no document [repair] drops it; otherwise (a drop cut short) it renames it
 //     to orphanPrefix+table, keeping its documents, and drops its indexes
 //     (which hold no data of their own) so their names are free again.
 //
+// catalogue.go repairs the states a kill leaves inside the catalogue.
 // Anything else [repair] cannot prove harmless makes [Start] fail with an
 // error that names the file, says why and what to do; it never deletes a
 // row of data.
@@ -47,10 +48,10 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
-	dir, base := filepath.Dir(e.File), filepath.Base(e.File)
+	dir := filepath.Dir(e.File)
 	return fmt.Sprintf("sandbox: cannot open database file %s: %s; to start without that database, move it "+
 		"and its -wal and -shm files, if any, out of %s (mkdir %s.damaged && mv %s* %s.damaged/), or delete them if they hold nothing you need",
-		e.File, e.Why, dir, dir, filepath.Join(dir, base), dir)
+		e.File, e.Why, dir, dir, e.File, dir)
 }
 
 // tableName matches the tables FerretDB creates for collections: the
