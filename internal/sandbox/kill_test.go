@@ -98,7 +98,11 @@ func TestKillLeavesAUsableDirectory(t *testing.T) {
 	ctx := context.Background()
 	repairs := map[string]int{} // what the repairs were, for the log
 	notify := func(msg string) {
-		repairs[strings.SplitN(strings.TrimPrefix(msg, "sandbox: "), " ", 2)[0]]++
+		w := strings.Fields(strings.TrimPrefix(msg, "sandbox: "))
+		if w[1] != "table" && w[1] != "collection" && w[1] != "index" {
+			w[1] = "file"
+		}
+		repairs[w[0]+" "+w[1]]++
 		t.Log(msg)
 	}
 	defer func() { t.Logf("repairs after %d kills: %v", killRounds(), repairs) }()
