@@ -6,6 +6,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/mongomig/mongomig/internal/sandbox"
 	"github.com/mongomig/mongomig/pkg/command"
@@ -19,7 +21,9 @@ func program() command.Program {
 
 // startSandbox starts the embedded FerretDB server storing its data in dir.
 func startSandbox(_ context.Context, dir string) (string, func(context.Context) error, error) {
-	srv, err := sandbox.Start(sandbox.Options{Dir: dir})
+	// A repair of what a killed process left in dir is worth one line.
+	notify := func(msg string) { fmt.Fprintln(os.Stderr, "note:", msg) }
+	srv, err := sandbox.Start(sandbox.Options{Dir: dir, Notify: notify})
 	if errors.Is(err, sandbox.ErrDirInUse) {
 		return "", nil, inUse{err}
 	}

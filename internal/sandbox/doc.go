@@ -9,4 +9,14 @@
 // several commands MongoDB has (collMod, validators, $jsonSchema queries,
 // pipeline updates, transactions). Callers detect capabilities at run time
 // instead of assuming them.
+//
+// A directory stays startable after the process serving it is killed at any
+// moment: FerretDB v1.24 takes several SQLite commits for one client-visible
+// step (creating a database, a collection, an index; dropping one), and
+// [Start] repairs, before FerretDB opens the files, each state a kill
+// between two of those commits leaves (repair.go, catalogue.go). A repair
+// never deletes a document: it removes a file or table only when SQLite
+// shows it empty, sets a table with documents aside, and otherwise touches
+// only indexes and FerretDB's catalogue. What it cannot prove harmless it
+// refuses with a [DamagedError] naming the file.
 package sandbox

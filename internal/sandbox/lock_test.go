@@ -15,8 +15,12 @@ import (
 )
 
 // TestMain lets the test binary serve as a second process holding a
-// sandbox directory (see startHolder).
+// sandbox directory (TestOneProcessPerDirectory), or writing to one until
+// it is killed (TestKillLeavesAUsableDirectory).
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("SANDBOX_KILL_WRITER"); dir != "" {
+		os.Exit(killWriter(dir))
+	}
 	if dir := os.Getenv("SANDBOX_LOCK_HOLDER"); dir != "" {
 		s, err := sandbox.Start(sandbox.Options{Dir: dir})
 		if err != nil {

@@ -30,6 +30,11 @@ type Options struct {
 	// port. Tests that restart a server under a running client give the
 	// old address again.
 	Addr string
+
+	// Notify receives a one-line notice for each repair Start made to what
+	// a killed process left in Dir (see docs/sandbox.md). Nil logs them to
+	// Logger as warnings.
+	Notify func(msg string)
 }
 
 // Server is a running embedded server. Stop it with [Server.Stop].
@@ -44,7 +49,9 @@ type Server struct {
 }
 
 // Start starts a server listening on a free loopback TCP port. It returns once
-// the server accepts connections.
+// the server accepts connections. It first repairs what a process killed
+// while serving the directory may have left (see the package comment), and
+// fails with a [*DamagedError] on a database file it cannot repair safely.
 func Start(opts Options) (*Server, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -65,6 +72,18 @@ func Start(opts Options) (*Server, error) {
 	// unlock releases the directory once the server has stopped (or did
 	// not start).
 	unlock := func() { _ = lock.Close() }
+	notices, err := repair(abs)
+	for _, n := range notices {
+		if opts.Notify != nil {
+			opts.Notify(n)
+		} else {
+			logger.Warn(n)
+		}
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
 	// FerretDB requires the URL to end with a slash; it stores one
 	// <db>.sqlite file per database in that directory.
 	// synchronous(off): SQLite never waits for an fsync. A commit survives
