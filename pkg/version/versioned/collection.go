@@ -193,4 +193,3 @@ func idOf(raw bson.Raw) any {
 	}
 	return id
 }
-
