@@ -218,7 +218,7 @@ func BenchmarkVersionedDeferred(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	docs := make([]bson.Raw, 500)
+	docs := make([]bson.Raw, 200)
 	for i := range docs {
 		docs[i] = benchDoc(false)
 		if _, err := coll.InsertOne(ctx, docs[i]); err != nil {
@@ -227,7 +227,7 @@ func BenchmarkVersionedDeferred(b *testing.B) {
 	}
 	const batch = 50
 	b.Run("mongomig", func(b *testing.B) {
-		users := versioned.New(coll, reg, versioned.WithDeferred(versioned.DeferredOptions{Queue: 1024, Batch: batch, Interval: -1}))
+		users := versioned.New(coll, reg, versioned.WithDeferred(versioned.DeferredOptions{Queue: 200, Batch: batch, Interval: -1}))
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

@@ -57,7 +57,9 @@ func WithObserver(o Observer) Option { return func(c *Collection) { c.observer =
 // WithRegistry and WithBSONOptions give the registry and BSON options the
 // client (or collection) was configured with, if not the driver's
 // defaults: an upgraded document read through FindOne or a
-// findAndModify, or passed to [Collection.Decode], is decoded with them.
+// findAndModify, or passed to [Collection.Decode], is decoded with them,
+// and a document to write is encoded with the registry before it is
+// stamped.
 // Cursors decode with the driver's own configuration either way, and so
 // does every document that needed no upgrade.
 func WithRegistry(r *bson.Registry) Option { return func(c *Collection) { c.registry = r } }

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/version"
 	"github.com/mongomig/mongomig/pkg/version/versioned"
 )
@@ -204,5 +205,30 @@ func TestNoDocumentsIsTheDriversError(t *testing.T) {
 	var u User
 	if err := users.FindOne(context.Background(), bson.D{}).Decode(&u); !errors.Is(err, mongo.ErrNoDocuments) {
 		t.Errorf("FindOne on an empty collection: %v", err)
+	}
+}
+
+// TestBSONOptionsDecodeUpgradedDocuments: an upgraded document read
+// through FindOne is decoded with the options given to the wrapper, as the
+// driver decodes a current one with the client's: here JSON struct tags.
+func TestBSONOptionsDecodeUpgradedDocuments(t *testing.T) {
+	ctx := context.Background()
+	srv := sandboxtest.Start(t)
+	bsonOpts := &options.BSONOptions{UseJSONStructTags: true}
+	raw := sandboxtest.Connect(t, srv.URI(), options.Client().SetBSONOptions(bsonOpts)).Database("app").Collection("users")
+	ids := newIDs()
+	docs := mixed(ids)
+	if _, err := raw.InsertMany(ctx, []any{docs[2], docs[3]}); err != nil {
+		t.Fatal(err)
+	}
+	type tagged struct {
+		Tier string `json:"plan"`
+	}
+	users := versioned.New(raw, registry(t), versioned.WithBSONOptions(bsonOpts))
+	for i, want := range map[int]string{2: "free", 3: "pro"} {
+		var u tagged
+		if err := users.FindOne(ctx, bson.D{{Key: "_id", Value: ids[i]}}).Decode(&u); err != nil || u.Tier != want {
+			t.Errorf("version %d: %+v, %v; want plan %q through the json tag", i, u, err, want)
+		}
 	}
 }
