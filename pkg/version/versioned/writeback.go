@@ -28,6 +28,18 @@ const (
 	Deferred
 )
 
+func (p Policy) String() string {
+	switch p {
+	case Never:
+		return "never"
+	case Sync:
+		return "sync"
+	case Deferred:
+		return "deferred"
+	}
+	return "unknown"
+}
+
 // DeferredOptions bound the [Deferred] policy's queue. Memory is bounded
 // by Queue+Batch pending write-backs (two copies of a document each).
 type DeferredOptions struct {

@@ -114,7 +114,7 @@ func TestWriteBackNeverErasesAConcurrentWrite(t *testing.T) {
 			{"untouched field", bson.D{{Key: "$set", Value: bson.D{{Key: "note", Value: "vip"}}}}, true,
 				func(d bson.D) bool { return lookup(d, "note") == "vip" && lookup(d, "version") == int32(3) }},
 		} {
-			t.Run(fmt.Sprintf("%d/%s", policy, tc.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", policy, tc.name), func(t *testing.T) {
 				ctx := context.Background()
 				raw := database(t, nil).Collection("users")
 				ids := newIDs()
