@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/pkg/version"
 	"github.com/mongomig/mongomig/pkg/version/versioned"
 )
 
@@ -100,7 +101,8 @@ func (w *writer) observe(e versioned.Event) {
 // between the read and the write-back. When it changed a field the
 // upgrade writes (status), the write-back loses and the change stands;
 // when it changed a field the upgrade leaves alone (a new field), the
-// write-back wins and the change stands too. Both for Sync and Deferred.
+// write-back wins and the change stands too; when a server-side backfill
+// step left its marker, the write-back loses. Both for Sync and Deferred.
 func TestWriteBackNeverErasesAConcurrentWrite(t *testing.T) {
 	for _, policy := range []versioned.Policy{versioned.Sync, versioned.Deferred} {
 		for _, tc := range []struct {
@@ -113,6 +115,11 @@ func TestWriteBackNeverErasesAConcurrentWrite(t *testing.T) {
 				func(d bson.D) bool { return lookup(d, "status") == "suspended" && lookup(d, "version") == nil }},
 			{"untouched field", bson.D{{Key: "$set", Value: bson.D{{Key: "note", Value: "vip"}}}}, true,
 				func(d bson.D) bool { return lookup(d, "note") == "vip" && lookup(d, "version") == int32(3) }},
+			// A server-side backfill's first unit ran since the read: it
+			// leaves the step marker (version.MarkerField), which every
+			// write-back guards.
+			{"step marker", bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: int32(1)}}}}, false,
+				func(d bson.D) bool { return lookup(d, version.MarkerField) != nil && lookup(d, "version") == nil }},
 		} {
 			t.Run(fmt.Sprintf("%s/%s", policy, tc.name), func(t *testing.T) {
 				ctx := context.Background()
