@@ -29,6 +29,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'ValidateParallel' -benchtime 200000x -count 3 -cpu 1,2 ./pkg/validator | tee -a bench.out
 	$(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'InferClient' -benchtime 200000x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'Versioned' -benchtime 20000x -count 10 ./pkg/version/versioned | tee -a bench.out | $(GO) run ./internal/benchratio
 
 ## bench-report: end to end on the sandbox: report vs a plain scan, backfill (1k and 20k users,
 ## MONGOMIG_BENCH_DOCS to change) vs the fastest hand-written program, three rounds so that both

@@ -31,7 +31,7 @@ func TestLibrariesStayLight(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/lease", "pkg/lease/leasetest", "pkg/runner"} {
+	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/version/versioned", "pkg/lease", "pkg/lease/leasetest", "pkg/runner"} {
 		for _, d := range deps(t, pkg) {
 			for _, h := range heavy {
 				if strings.HasPrefix(d, h) {
@@ -104,6 +104,20 @@ func TestFloors(t *testing.T) {
 	for _, d := range strings.Fields(string(out)) {
 		if strings.Contains(strings.Split(d, "/")[0], ".") && !strings.HasPrefix(d, "go.mongodb.org/mongo-driver/v2/") {
 			t.Errorf("pkg/lease imports %s: only the driver and the standard library belong below pkg/runner (docs/architecture.md)", d)
+		}
+	}
+	// What application code imports (pkg/version and its collection
+	// wrapper) pulls in only the floors below it: never pkg/runner,
+	// pkg/lease, the CLI or the sandbox.
+	below := map[string]bool{}
+	for _, p := range []string{"pkg/version", "pkg/version/versioned", "pkg/validator", "pkg/migration", "internal/suggest"} {
+		below[module+"/"+p] = true
+	}
+	for _, pkg := range []string{"pkg/version", "pkg/version/versioned"} {
+		for _, d := range deps(t, pkg) {
+			if strings.HasPrefix(d, module+"/") && !below[d] {
+				t.Errorf("%s imports %s: application code would link it (docs/architecture.md)", pkg, d)
+			}
 		}
 	}
 	for _, d := range deps(t, "internal/suggest") {
