@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -103,6 +104,10 @@ type CollectionBackfill struct {
 	// ServerSide counts documents upgraded on the server (no document sent).
 	ServerSide     int64  `json:"serverSide"`
 	ServerSideNote string `json:"serverSideNote,omitempty"`
+	// Ranges is how many _id ranges Workers shared (0: one walk), and
+	// RangeSplit where their split points came from.
+	Ranges     int    `json:"ranges,omitempty"`
+	RangeSplit string `json:"rangeSplit,omitempty"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`
 	RoundTrips int64 `json:"roundTrips"`
@@ -326,7 +331,35 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
-	return cb, save()
+	if err := save(); err != nil || !cb.Proven {
+		return cb, err
+	}
+	// The proof is saved first: a worker finding the ranges gone finds
+	// the target proven.
+	return cb, r.dropRangeCheckpoints(ctx, name)
+}
+
+// targetProven reports whether name's checkpoint records a proof that no
+// document below target remained.
+func (r *Runner) targetProven(ctx context.Context, name string, target int64) (bool, error) {
+	cp, err := r.readCheckpoint(ctx, name)
+	if err != nil || cp == nil {
+		return false, err
+	}
+	return cp.Target == target && cp.Proven, nil
+}
+
+// dropRangeCheckpoints removes the range plans and range checkpoints of
+// every target of name (see backfillWorkers), under the collection's lease.
+func (r *Runner) dropRangeCheckpoints(ctx context.Context, name string) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
+	prefix := "^" + regexp.QuoteMeta(name) + `\$(plan|range)\$`
+	if _, err := r.db.Collection(BackfillCollection).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}); err != nil {
+		return fmt.Errorf("remove the range checkpoints of %s (the backfill is complete; they are only clutter, removed by the next one): %w", name, err)
+	}
+	return nil
 }
 
 // loadCheckpoint reads the checkpoint of collection name's backfill to
