@@ -397,12 +397,12 @@ func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter b
 	return docs, nil
 }
 
-// writeBatch upgrades docs and writes them as guarded deltas in one
-// unordered bulk write. Documents whose guard did not match (another
-// writer got there first) are re-read and retried once; those that still
-// conflict are counted and left alone.
-func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
-	models, ids := r.upgradeModels(name, docs, failed, idOnly)
+// writeBatch upgrades docs (raws: the same documents as read) and writes
+// them as guarded deltas in one unordered bulk write. Documents whose guard
+// did not match (another writer got there first) are re-read and retried
+// once; those that still conflict are counted and left alone.
+func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
+	models, ids := r.upgradeModels(name, docs, raws, failed, idOnly)
 	if len(models) == 0 {
 		return 0, 0, 0, nil
 	}
@@ -423,7 +423,7 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 	if err != nil {
 		return matched, 0, trips, err
 	}
-	retry, _ := r.upgradeModels(name, again, map[string]*FailureGroup{}, idOnly)
+	retry, _ := r.upgradeModels(name, again, nil, map[string]*FailureGroup{}, idOnly)
 	upgraded = int64(len(models) - len(again)) // written by us or by another upgrade
 	if len(retry) > 0 {
 		m2, err := r.bulk(ctx, coll, retry)
@@ -439,31 +439,38 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 
 // upgradeModels builds one update per document that needs one: the delta
 // of its upgrade, filtered on _id and the old value of every field it
-// changes (a guarded delta), or on _id alone when idOnly.
-func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
+// changes (a guarded delta), or on _id alone when idOnly. raws, if not
+// nil, are docs as read (see validateUpgrade).
+func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
 	ids := make(bson.A, 0, len(docs))
 	enforce := stateBefore(r.migrations, name, math.MaxInt64).action != migration.ActionWarn
-	for _, d := range docs {
+	var scratch []byte
+	for i, d := range docs {
 		up, changed, err := r.registry.Upgrade(name, d)
+		var delta version.Delta
+		if err == nil && changed {
+			delta, err = version.DeltaOf(d, up)
+		}
 		if err == nil && changed && enforce {
 			// An upgrade that fails the schema it upgrades to is a failure,
 			// not a write: the validator mongomig enforces (client-side
 			// where the server cannot) would refuse it.
-			err = r.registry.Validate(name, up)
+			var raw bson.Raw
+			if raws != nil {
+				raw = raws[i]
+			}
+			scratch, err = r.validateUpgrade(name, up, raw, delta, scratch)
 		}
 		if err == nil && changed {
-			var delta version.Delta
-			if delta, err = version.DeltaOf(d, up); err == nil {
-				id, _ := lookup(d, "_id")
-				filter := delta.Filter
-				if idOnly {
-					filter = bson.D{{Key: "_id", Value: id}}
-				}
-				models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
-				ids = append(ids, id)
-				continue
+			id, _ := lookup(d, "_id")
+			filter := delta.Filter
+			if idOnly {
+				filter = bson.D{{Key: "_id", Value: id}}
 			}
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
+			ids = append(ids, id)
+			continue
 		}
 		if err != nil {
 			msg := err.Error()

@@ -9,8 +9,9 @@ import (
 // run: "command" after each command, "recorded" after each ledger entry.
 func SetHook(r *Runner, fn func(point string, version int64, i int)) { r.hook = fn }
 
-// UpgradeModels exposes the backfill's per-batch client work to benchmarks.
-func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
-	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{}, false)
+// UpgradeModels exposes the backfill's per-batch client work to
+// benchmarks: docs are raws decoded (raws may be nil).
+func UpgradeModels(r *Runner, coll string, raws []bson.Raw, docs []bson.D) []mongo.WriteModel {
+	models, _ := r.upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, false)
 	return models
 }
