@@ -66,6 +66,9 @@ type BackfillOptions struct {
 	Workers int
 	// checkpointEvery bounds how often the checkpoint is written (tests).
 	checkpointEvery time.Duration
+	// rangesPerWorker is how many _id ranges per worker Workers split into
+	// (0: the server's default, see splitPoints; tests set it).
+	rangesPerWorker int
 	// guarded is the server's GuardedWrites capability (or forced).
 	guarded Capability
 }
@@ -205,6 +208,9 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
 	}
 	opts.guarded = guardedWrites(info)
+	if opts.rangesPerWorker == 0 {
+		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
+	}
 	if opts.AlwaysGuard {
 		opts.guarded = Capability{Available: true}
 	}

@@ -36,7 +36,10 @@ import (
 //
 // Either way a collection of at most one range's worth of documents is not
 // split, and the ranges number about 4 per worker (k = max(Batch,
-// count/Workers/4)), so a worker that finishes early takes another.
+// count/Workers/4)), so a worker that finishes early takes another; one
+// per worker where a range's filter is evaluated by reading the whole
+// collection (FerretDB v1, the server without GuardedWrites), since there
+// every range costs a collection scan.
 
 // splitSamplesPerRange is the sample size per range: a range's share of
 // the sample varies by about 1/sqrt(32), 18%, around its mean.
@@ -69,9 +72,17 @@ func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opt
 	return splits, fmt.Sprintf("every _id below version %d, read in order (the server has no $sample: %s)", target, refused), nil
 }
 
+// rangesPerWorker is the default BackfillOptions.rangesPerWorker.
+func rangesPerWorker(guarded Capability) int {
+	if !guarded.Available {
+		return 1
+	}
+	return 4
+}
+
 // rangeSize is the number of documents per range for a collection of n.
 func rangeSize(n int64, opts BackfillOptions) int64 {
-	return max(int64(opts.Batch), n/int64(max(opts.Workers, 1))/4, 1)
+	return max(int64(opts.Batch), n/int64(max(opts.Workers, 1)*max(opts.rangesPerWorker, 1)), 1)
 }
 
 // sampledSplits asks the server for a sample of the _ids, sorted, and

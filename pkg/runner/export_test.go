@@ -15,3 +15,10 @@ func UpgradeModels(r *Runner, coll string, raws []bson.Raw, docs []bson.D) []mon
 	models, _ := r.upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, false)
 	return models
 }
+
+// WithRangesPerWorker sets how many ranges per worker a parallel backfill
+// splits into.
+func WithRangesPerWorker(opts BackfillOptions, k int) BackfillOptions {
+	opts.rangesPerWorker = k
+	return opts
+}
