@@ -29,11 +29,13 @@ import (
 //   - Each range walks with its own cursor (clientWalk bounded to the
 //     range) and checkpoints "<coll>$range$<target>$<i>" (lastId, done).
 //     A finished range is never walked again for that target.
-//   - When no range is left, the collection's own lease is taken and one
-//     ordinary (single) backfill sweeps what the ranges did not upgrade
-//     (documents whose upgrade fails, old writers' documents, _ids of
-//     another BSON type than the split points, which $gte/$lt do not
-//     match) and computes the proof once. Its failures are the result's.
+//   - When no range is left, the collection's own lease is taken and the
+//     documents still below the target are counted: none, and that count
+//     is the proof; some, and one ordinary (single) backfill sweeps what
+//     the ranges did not upgrade (documents whose upgrade fails, old
+//     writers' documents, _ids of another BSON type than the split points,
+//     which $gte/$lt do not match) and computes the proof. Its failures are
+//     the result's.
 //   - Once a proof holds, the plan and range checkpoints of the collection
 //     (of every target) are removed, after the proof is saved in the
 //     collection's checkpoint: a worker that looks for ranges afterwards
@@ -186,22 +188,42 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 	// Every range is done: sweep and prove, one process at a time.
 	var cb *CollectionBackfill
 	err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
-		cps := r.db.Collection(BackfillCollection)
-		cp, _, err := loadCheckpoint(lctx, cps, name, target)
-		if err != nil {
-			return err
-		}
-		// The sweep walks from the start; the total counts the ranges.
-		cp.LastID, cp.Done = nil, false
-		cp.Upgraded += t.upgraded
-		cp.UpdatedAt = time.Now()
-		if _, err := cps.ReplaceOne(lctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
-			return fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
-		}
-		cb, err = r.backfillCollection(lctx, name, opts, deadline, stopped)
+		var err error
+		cb, err = r.sweep(lctx, name, t.upgraded, opts, deadline, stopped)
 		return err
 	})
 	return merge(cb), err
+}
+
+// sweep runs under the collection's lease once every range is done: it
+// counts the documents still below the target and, only if some remain,
+// walks the collection (an ordinary backfill) to upgrade them and prove;
+// if none remain, the count is the proof. ranges is what the ranges
+// upgraded, added to the total.
+func (r *Runner) sweep(ctx context.Context, name string, ranges int64, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
+	target := r.registry.Current(name)
+	cps := r.db.Collection(BackfillCollection)
+	cp, _, err := loadCheckpoint(ctx, cps, name, target)
+	if err != nil {
+		return nil, err
+	}
+	left, err := r.db.Collection(name).CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	if err != nil {
+		return nil, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
+	}
+	// A walk starts from the start; the total counts the ranges.
+	cp.LastID, cp.Done = nil, left == 0
+	cp.Proven = cp.Proven || left == 0
+	cp.Upgraded += ranges
+	cp.UpdatedAt = time.Now()
+	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
+		return nil, fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
+	}
+	if left > 0 {
+		return r.backfillCollection(ctx, name, opts, deadline, stopped)
+	}
+	cb := &CollectionBackfill{Collection: name, Target: target, TotalUpgraded: cp.Upgraded, Complete: true, Proven: true}
+	return cb, r.dropRangeCheckpoints(ctx, name)
 }
 
 // runWorkers runs opts.Workers range workers over plan and waits for them.
