@@ -32,7 +32,8 @@ import (
 //     equal size in documents are ranges of equal work.
 //   - Without (FerretDB v1 answers NotImplemented, detected at run time):
 //     exact split points, every k-th _id of the documents below the target
-//     read in order with an _id-only projection.
+//     read in order with an _id-only projection (k from the estimated
+//     size, so fewer documents below the target make fewer ranges).
 //
 // Either way a collection of at most one range's worth of documents is not
 // split, and the ranges number about 4 per worker (k = max(Batch,
@@ -66,7 +67,7 @@ func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opt
 		return nil, "", fmt.Errorf("sample the _ids of %s: %w", name, err)
 	}
 	refused := serverMessage(err)
-	if splits, err = r.scannedSplits(ctx, coll, target, opts); err != nil {
+	if splits, err = r.scannedSplits(ctx, coll, target, per); err != nil {
 		return nil, "", err
 	}
 	return splits, fmt.Sprintf("every _id below version %d, read in order (the server has no $sample: %s)", target, refused), nil
@@ -124,18 +125,12 @@ func quantiles(sorted []bson.RawValue, ranges int64) bson.A {
 	return splits
 }
 
-// scannedSplits reads the _ids below target in order and keeps every k-th.
-func (r *Runner) scannedSplits(ctx context.Context, coll *mongo.Collection, target int64, opts BackfillOptions) (bson.A, error) {
+// scannedSplits reads the _ids below target in order and keeps every
+// per-th (per from the collection's estimated size: counting the
+// documents below the target would be one more pass).
+func (r *Runner) scannedSplits(ctx context.Context, coll *mongo.Collection, target, per int64) (bson.A, error) {
 	name := coll.Name()
-	n, err := coll.CountDocuments(ctx, r.belowFilter(target))
-	if err != nil {
-		return nil, fmt.Errorf("count %s documents below version %d: %w", name, target, err)
-	}
-	per := rangeSize(n, opts)
 	splits := bson.A{}
-	if n <= per {
-		return splits, nil
-	}
 	cur, err := coll.Find(ctx, r.belowFilter(target), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read %s _ids: %w", name, err)
