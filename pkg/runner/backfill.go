@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -69,6 +70,8 @@ type BackfillOptions struct {
 	// rangesPerWorker is how many _id ranges per worker Workers split into
 	// (0: the server's default, see splitPoints; tests set it).
 	rangesPerWorker int
+	// writeTurn, if set, is held by a worker while it writes a batch.
+	writeTurn *sync.Mutex
 	// guarded is the server's GuardedWrites capability (or forced).
 	guarded Capability
 }
@@ -206,6 +209,9 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		// Its connections are shared by every concurrent update command's
 		// statements: keep the workers' writes together within the cap.
 		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
+		// SQLite has one writer: workers writing at once make it retry
+		// with sleeps; taking turns lets one read while another writes.
+		opts.writeTurn = &sync.Mutex{}
 	}
 	opts.guarded = guardedWrites(info)
 	if opts.rangesPerWorker == 0 {

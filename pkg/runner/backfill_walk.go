@@ -160,7 +160,13 @@ func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 	}
 	// The batch is written even if ctx is cancelled meanwhile: Ctrl-C stops
 	// at a batch boundary.
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Lock()
+	}
 	n, conflicts, trips, err := r.writeBatch(ctx, w.coll, w.name, docs, w.raws, w.failed, w.idOnly)
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Unlock()
+	}
 	w.cb.RoundTrips += trips
 	w.cb.Upgraded += n
 	w.cp.Upgraded += n
