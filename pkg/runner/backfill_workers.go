@@ -28,7 +28,9 @@ import (
 //     a dead worker expires and is taken over).
 //   - Each range walks with its own cursor (clientWalk bounded to the
 //     range) and checkpoints "<coll>$range$<target>$<i>" (lastId, done).
-//     A finished range is never walked again for that target.
+//     A finished range is never walked again for that target. On FerretDB
+//     the workers of one process take turns writing a batch
+//     (BackfillOptions.writeTurn): SQLite has one writer.
 //   - When no range is left, the collection's own lease is taken and the
 //     documents still below the target are counted: none, and that count
 //     is the proof; some, and one ordinary (single) backfill sweeps what
@@ -39,7 +41,7 @@ import (
 //   - Once a proof holds, the plan and range checkpoints of the collection
 //     (of every target) are removed, after the proof is saved in the
 //     collection's checkpoint: a worker that looks for ranges afterwards
-//     finds the target proven and goes straight to the sweep, so a rerun
+//     finds the target proven and goes straight to the count, so a rerun
 //     walks no range again (see dropRangeCheckpoints). No worker is still
 //     in a range then, unless one began it after the proof, which finds
 //     nothing below the target left in it.
