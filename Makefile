@@ -32,9 +32,9 @@ bench:
 	$(GO) test -run '^$$' -bench 'Versioned' -benchtime 20000x -count 10 ./pkg/version/versioned | tee -a bench.out | $(GO) run ./internal/benchratio
 
 ## bench-report: end to end on the sandbox: report vs a plain scan, backfill (1k and 20k users,
-## MONGOMIG_BENCH_DOCS to change) vs the fastest hand-written program, three rounds so that both
-## programs meet the same load of a shared machine, peak heap of a report (10k,
-## 200k documents) and of a backfill (2k, 20k) (slow: ~20 minutes)
+## MONGOMIG_BENCH_DOCS to change) vs the fastest hand-written program and --workers 2 vs 1, three
+## rounds so that all programs meet the same load of a shared machine, peak heap of a report (10k,
+## 200k documents) and of a backfill (20k, 200k) (slow: ~30 minutes)
 bench-report:
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 1 -timeout 60m ./pkg/runner; done | tee bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio

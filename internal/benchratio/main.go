@@ -1,6 +1,8 @@
 // Command benchratio reads `go test -bench` output and prints, for every
-// benchmark with X/mongomig and X/baseline sub-benchmarks, the medians of
-// both and their ratio. Ratios measured in one run are what mongomig's
+// benchmark with an X/baseline sub-benchmark, the medians of each of its
+// siblings (X/mongomig printed as X, others as X/name) and of the
+// baseline, and their ratio; an X/workersN sibling is also compared with
+// X/mongomig (one worker). Ratios measured in one run are what mongomig's
 // performance claims rest on: these machines are too noisy for absolute
 // numbers.
 package main
@@ -19,6 +21,8 @@ var (
 	line   = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op`)
 	bytesR = regexp.MustCompile(`\s([\d.]+) B/op`)
 	allocR = regexp.MustCompile(`\s([\d.]+) allocs/op`)
+	// workersN names a sibling compared with mongomig (one worker) too.
+	workersN = regexp.MustCompile(`^workers\d+$`)
 )
 
 type sample struct{ ns, bytes, allocs []float64 }
@@ -58,18 +62,28 @@ func main() {
 			s.bytes, s.allocs = append(s.bytes, b), append(s.allocs, a)
 		}
 	}
-	fmt.Println("ratio = mongomig time / baseline time per operation (below 1: mongomig is faster)")
-	fmt.Printf("%-32s %12s %12s %8s %10s %10s\n", "benchmark", "mongomig", "baseline", "ratio", "allocs", "base allocs")
+	fmt.Println("ratio = time / the reference's time per operation (below 1: faster than the reference)")
+	fmt.Printf("%-40s %12s %12s %8s %10s %10s\n", "benchmark", "time", "reference", "ratio", "allocs", "ref allocs")
+	row := func(label string, m, b *sample) {
+		fmt.Printf("%-40s %9.1f ns %9.1f ns %7.2fx %10.0f %10.0f\n", label, median(m.ns), median(b.ns), median(m.ns)/median(b.ns), median(m.allocs), median(b.allocs))
+	}
 	for _, name := range order {
-		base, ok := strings.CutSuffix(name, "/mongomig")
-		if !ok {
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
 			continue
 		}
-		m, b := samples[name], samples[base+"/baseline"]
-		if b == nil {
+		base, prog := name[:i], name[i+1:]
+		b := samples[base+"/baseline"]
+		if prog == "baseline" || b == nil {
 			continue
 		}
-		ratio := median(m.ns) / median(b.ns)
-		fmt.Printf("%-32s %9.1f ns %9.1f ns %7.2fx %10.0f %10.0f\n", strings.TrimPrefix(base, "Benchmark"), median(m.ns), median(b.ns), ratio, median(m.allocs), median(b.allocs))
+		label := strings.TrimPrefix(base, "Benchmark")
+		if prog != "mongomig" {
+			label += "/" + prog
+		}
+		row(label+" vs baseline", samples[name], b)
+		if one := samples[base+"/mongomig"]; one != nil && workersN.MatchString(prog) {
+			row(label+" vs mongomig", samples[name], one)
+		}
 	}
 }

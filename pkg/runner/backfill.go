@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -65,6 +67,11 @@ type BackfillOptions struct {
 	Workers int
 	// checkpointEvery bounds how often the checkpoint is written (tests).
 	checkpointEvery time.Duration
+	// rangesPerWorker is how many _id ranges per worker Workers split into
+	// (0: the server's default, see splitPoints; tests set it).
+	rangesPerWorker int
+	// writeTurn, if set, is held by a worker while it writes a batch.
+	writeTurn *sync.Mutex
 	// guarded is the server's GuardedWrites capability (or forced).
 	guarded Capability
 }
@@ -103,6 +110,10 @@ type CollectionBackfill struct {
 	// ServerSide counts documents upgraded on the server (no document sent).
 	ServerSide     int64  `json:"serverSide"`
 	ServerSideNote string `json:"serverSideNote,omitempty"`
+	// Ranges is how many _id ranges Workers shared (0: one walk), and
+	// RangeSplit where their split points came from.
+	Ranges     int    `json:"ranges,omitempty"`
+	RangeSplit string `json:"rangeSplit,omitempty"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`
 	RoundTrips int64 `json:"roundTrips"`
@@ -198,8 +209,14 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		// Its connections are shared by every concurrent update command's
 		// statements: keep the workers' writes together within the cap.
 		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
+		// SQLite has one writer: workers writing at once make it retry
+		// with sleeps; taking turns lets one read while another writes.
+		opts.writeTurn = &sync.Mutex{}
 	}
 	opts.guarded = guardedWrites(info)
+	if opts.rangesPerWorker == 0 {
+		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
+	}
 	if opts.AlwaysGuard {
 		opts.guarded = Capability{Available: true}
 	}
@@ -322,7 +339,35 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
-	return cb, save()
+	if err := save(); err != nil || !cb.Proven {
+		return cb, err
+	}
+	// The proof is saved first: a worker finding the ranges gone finds
+	// the target proven.
+	return cb, r.dropRangeCheckpoints(ctx, name)
+}
+
+// targetProven reports whether name's checkpoint records a proof that no
+// document below target remained.
+func (r *Runner) targetProven(ctx context.Context, name string, target int64) (bool, error) {
+	cp, err := r.readCheckpoint(ctx, name)
+	if err != nil || cp == nil {
+		return false, err
+	}
+	return cp.Target == target && cp.Proven, nil
+}
+
+// dropRangeCheckpoints removes the range plans and range checkpoints of
+// every target of name (see backfillWorkers), under the collection's lease.
+func (r *Runner) dropRangeCheckpoints(ctx context.Context, name string) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
+	prefix := "^" + regexp.QuoteMeta(name) + `\$(plan|range)\$`
+	if _, err := r.db.Collection(BackfillCollection).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}); err != nil {
+		return fmt.Errorf("remove the range checkpoints of %s (the backfill is complete; they are only clutter, removed by the next one): %w", name, err)
+	}
+	return nil
 }
 
 // loadCheckpoint reads the checkpoint of collection name's backfill to
@@ -360,12 +405,12 @@ func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter b
 	return docs, nil
 }
 
-// writeBatch upgrades docs and writes them as guarded deltas in one
-// unordered bulk write. Documents whose guard did not match (another
-// writer got there first) are re-read and retried once; those that still
-// conflict are counted and left alone.
-func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
-	models, ids := r.upgradeModels(name, docs, failed, idOnly)
+// writeBatch upgrades docs (raws: the same documents as read) and writes
+// them as guarded deltas in one unordered bulk write. Documents whose guard
+// did not match (another writer got there first) are re-read and retried
+// once; those that still conflict are counted and left alone.
+func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
+	models, ids := r.upgradeModels(name, docs, raws, failed, idOnly)
 	if len(models) == 0 {
 		return 0, 0, 0, nil
 	}
@@ -386,7 +431,7 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 	if err != nil {
 		return matched, 0, trips, err
 	}
-	retry, _ := r.upgradeModels(name, again, map[string]*FailureGroup{}, idOnly)
+	retry, _ := r.upgradeModels(name, again, nil, map[string]*FailureGroup{}, idOnly)
 	upgraded = int64(len(models) - len(again)) // written by us or by another upgrade
 	if len(retry) > 0 {
 		m2, err := r.bulk(ctx, coll, retry)
@@ -402,31 +447,38 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 
 // upgradeModels builds one update per document that needs one: the delta
 // of its upgrade, filtered on _id and the old value of every field it
-// changes (a guarded delta), or on _id alone when idOnly.
-func (r *Runner) upgradeModels(name string, docs []bson.D, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
+// changes (a guarded delta), or on _id alone when idOnly. raws, if not
+// nil, are docs as read (see validateUpgrade).
+func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
 	ids := make(bson.A, 0, len(docs))
 	enforce := stateBefore(r.migrations, name, math.MaxInt64).action != migration.ActionWarn
-	for _, d := range docs {
+	var scratch []byte
+	for i, d := range docs {
 		up, changed, err := r.registry.Upgrade(name, d)
+		var delta version.Delta
+		if err == nil && changed {
+			delta, err = version.DeltaOf(d, up)
+		}
 		if err == nil && changed && enforce {
 			// An upgrade that fails the schema it upgrades to is a failure,
 			// not a write: the validator mongomig enforces (client-side
 			// where the server cannot) would refuse it.
-			err = r.registry.Validate(name, up)
+			var raw bson.Raw
+			if raws != nil {
+				raw = raws[i]
+			}
+			scratch, err = r.validateUpgrade(name, up, raw, delta, scratch)
 		}
 		if err == nil && changed {
-			var delta version.Delta
-			if delta, err = version.DeltaOf(d, up); err == nil {
-				id, _ := lookup(d, "_id")
-				filter := delta.Filter
-				if idOnly {
-					filter = bson.D{{Key: "_id", Value: id}}
-				}
-				models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
-				ids = append(ids, id)
-				continue
+			id, _ := lookup(d, "_id")
+			filter := delta.Filter
+			if idOnly {
+				filter = bson.D{{Key: "_id", Value: id}}
 			}
+			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
+			ids = append(ids, id)
+			continue
 		}
 		if err != nil {
 			msg := err.Error()

@@ -105,14 +105,15 @@ func benchSizes() []int {
 const serverSideMax = 1000
 
 // BenchmarkBackfillEndToEnd upgrades N version-0 users on a fresh sandbox
-// (0003_user_contact: rename, default, unset) three ways: the fastest
+// (0003_user_contact: rename, default, unset) four ways: the fastest
 // hand-written program (baseline: one cursor, the upgrade on raw BSON,
 // unordered bulk writes of 50 ReplaceOne({_id}), 50 being the sandbox's
-// safe bulk size), mongomig's client path (mongomig), and mongomig's
-// server-side path (serverside, forced, at N <= serverSideMax). Loading is
-// not timed. Each reports documents per second; benchratio prints
-// mongomig/baseline, and the ns/op of each at two sizes give the cost
-// growth per document.
+// safe bulk size), mongomig's client path (mongomig, which is --workers 1),
+// the client path with two workers sharing ranges (workers2), and
+// mongomig's server-side path (serverside, forced, at N <= serverSideMax).
+// Loading is not timed. Each reports documents per second; benchratio
+// prints each over baseline and workers2 over mongomig, and the ns/op of
+// each at two sizes give the cost growth per document.
 func BenchmarkBackfillEndToEnd(b *testing.B) {
 	const batch = 50
 	ctx := context.Background()
@@ -155,6 +156,16 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 				_, r := setup(b)
 				res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch, ClientSide: true})
 				if err != nil || res.Collections[0].Upgraded != int64(n) {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+		})
+		b.Run(name+"/workers2", func(b *testing.B) {
+			for b.Loop() {
+				_, r := setup(b)
+				res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: batch, ClientSide: true, Workers: 2})
+				if err != nil || res.Collections[0].Upgraded != int64(n) || !res.Collections[0].Proven {
 					b.Fatalf("%+v %v", res, err)
 				}
 			}

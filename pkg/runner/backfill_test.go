@@ -354,7 +354,9 @@ func helperBackfill(db *mongo.Database) int {
 		return 1
 	}
 	workers, _ := strconv.Atoi(os.Getenv("MONGOMIG_HELPER_WORKERS"))
-	res, err := r.Backfill(context.Background(), runner.BackfillOptions{Batch: 10, Rate: 300, Workers: workers})
+	// Four ranges per worker, as on MongoDB: the sandbox's default of one
+	// would let the first process's workers take every range.
+	res, err := r.Backfill(context.Background(), runner.WithRangesPerWorker(runner.BackfillOptions{Batch: 10, Rate: 300, Workers: workers}, 4))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -32,6 +32,10 @@ type clientWalk struct {
 	remaining int64 // documents below target when the run began (-1: unknown)
 	// bounds, if set, restricts the walk to an _id range (see backfillWorkers).
 	bounds bson.D
+	// raws are the documents of the batch read as they came, copied into
+	// arena (a cursor's document is only valid until it moves).
+	raws  []bson.Raw
+	arena []byte
 }
 
 // run walks to the end, or until ctx ends or the deadline passes (it then
@@ -106,9 +110,18 @@ func (w *clientWalk) open(ctx context.Context) (*mongo.Cursor, error) {
 	return w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
 }
 
-// read appends up to Batch documents from cur to batch, counting each
-// getMore as a round trip.
+// read appends up to Batch documents from cur to batch, and the same
+// documents as read to w.raws, counting each getMore as a round trip.
 func (w *clientWalk) read(ctx context.Context, cur *mongo.Cursor, batch []bson.D) ([]bson.D, error) {
+	w.arena, w.raws = w.arena[:0], w.raws[:0]
+	var ends []int
+	defer func() {
+		start := 0
+		for _, end := range ends {
+			w.raws = append(w.raws, bson.Raw(w.arena[start:end]))
+			start = end
+		}
+	}()
 	for len(batch) < w.opts.Batch {
 		if cur.RemainingBatchLength() == 0 && cur.ID() != 0 {
 			w.cb.RoundTrips++
@@ -121,6 +134,8 @@ func (w *clientWalk) read(ctx context.Context, cur *mongo.Cursor, batch []bson.D
 			return batch, fmt.Errorf("decode a %s document after _id %v: %w", w.name, w.cp.LastID, err)
 		}
 		batch = append(batch, d)
+		w.arena = append(w.arena, cur.Current...)
+		ends = append(ends, len(w.arena))
 	}
 	return batch, nil
 }
@@ -145,7 +160,13 @@ func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 	}
 	// The batch is written even if ctx is cancelled meanwhile: Ctrl-C stops
 	// at a batch boundary.
-	n, conflicts, trips, err := r.writeBatch(ctx, w.coll, w.name, docs, w.failed, w.idOnly)
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Lock()
+	}
+	n, conflicts, trips, err := r.writeBatch(ctx, w.coll, w.name, docs, w.raws, w.failed, w.idOnly)
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Unlock()
+	}
 	w.cb.RoundTrips += trips
 	w.cb.Upgraded += n
 	w.cp.Upgraded += n

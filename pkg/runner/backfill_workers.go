@@ -14,13 +14,12 @@ import (
 
 // A parallel backfill (BackfillOptions.Workers > 1) of one collection:
 //
-//   - The plan: split points of the _id space, read once from the _ids of
-//     the documents below the target (a sorted _id-only projection; on
-//     MongoDB $bucketAuto would be cheaper, not used yet), stored in
-//     BackfillCollection as "<coll>$plan$<target>". It is inserted: the
-//     first planner wins and every other process reads its plan, so all
-//     share the same ranges. Range i is [splits[i-1], splits[i]), the first
-//     and last open-ended.
+//   - The plan: split points of the _id space (a sample of the _ids where
+//     the server has $sample, else every k-th _id below the target; see
+//     splitPoints), stored in BackfillCollection as "<coll>$plan$<target>".
+//     It is inserted: the first planner wins and every other process reads
+//     its plan, so all share the same ranges. Range i is [splits[i-1],
+//     splits[i]), the first and last open-ended.
 //   - Each range is claimed through a lease of the lock collection,
 //     "backfill:<coll>:range:<i>" (the lease code of the migration lock:
 //     insert, heartbeat, fence before every write), never waited for: a
@@ -29,12 +28,23 @@ import (
 //     a dead worker expires and is taken over).
 //   - Each range walks with its own cursor (clientWalk bounded to the
 //     range) and checkpoints "<coll>$range$<target>$<i>" (lastId, done).
-//     A finished range is never walked again for that target.
-//   - When no range is left, the collection's own lease is taken and one
-//     ordinary (single) backfill sweeps what the ranges did not upgrade
-//     (documents whose upgrade fails, old writers' documents, _ids of
-//     another BSON type than the split points, which $gte/$lt do not
-//     match) and computes the proof once. Its failures are the result's.
+//     A finished range is never walked again for that target. On FerretDB
+//     the workers of one process take turns writing a batch
+//     (BackfillOptions.writeTurn): SQLite has one writer.
+//   - When no range is left, the collection's own lease is taken and the
+//     documents still below the target are counted: none, and that count
+//     is the proof; some, and one ordinary (single) backfill sweeps what
+//     the ranges did not upgrade (documents whose upgrade fails, old
+//     writers' documents, _ids of another BSON type than the split points,
+//     which $gte/$lt do not match) and computes the proof. Its failures are
+//     the result's.
+//   - Once a proof holds, the plan and range checkpoints of the collection
+//     (of every target) are removed, after the proof is saved in the
+//     collection's checkpoint: a worker that looks for ranges afterwards
+//     finds the target proven and goes straight to the count, so a rerun
+//     walks no range again (see dropRangeCheckpoints). No worker is still
+//     in a range then, unless one began it after the proof, which finds
+//     nothing below the target left in it.
 
 func rangePlanKey(coll string, target int64) string { return fmt.Sprintf("%s$plan$%d", coll, target) }
 func rangeKey(coll string, target int64, i int) string {
@@ -44,9 +54,11 @@ func rangeLeaseID(coll string, i int) string { return fmt.Sprintf("backfill:%s:r
 
 // rangePlan is the stored split of a collection's _id space.
 type rangePlan struct {
-	ID        string    `bson:"_id"`
-	Target    int64     `bson:"target"`
-	Splits    bson.A    `bson:"splits"`
+	ID     string `bson:"_id"`
+	Target int64  `bson:"target"`
+	Splits bson.A `bson:"splits"`
+	// From says where the split points came from.
+	From      string    `bson:"from"`
 	CreatedAt time.Time `bson:"createdAt"`
 }
 
@@ -79,11 +91,11 @@ func (r *Runner) loadRangePlan(ctx context.Context, name string, target int64, o
 	if !errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, fmt.Errorf("read the backfill plan of %s: %w", name, err)
 	}
-	splits, err := r.splitPoints(ctx, name, target, opts)
+	splits, from, err := r.splitPoints(ctx, name, target, opts)
 	if err != nil {
 		return nil, err
 	}
-	p = rangePlan{ID: key, Target: target, Splits: splits, CreatedAt: time.Now()}
+	p = rangePlan{ID: key, Target: target, Splits: splits, From: from, CreatedAt: time.Now()}
 	if _, err := cps.InsertOne(ctx, p); err != nil {
 		if !mongo.IsDuplicateKeyError(err) {
 			return nil, fmt.Errorf("store the backfill plan of %s: %w", name, err)
@@ -96,45 +108,16 @@ func (r *Runner) loadRangePlan(ctx context.Context, name string, target int64, o
 	return &p, nil
 }
 
-// splitPoints reads the _ids below target in order and keeps every k-th,
-// k = max(Batch, count/Workers/4).
-func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opts BackfillOptions) (bson.A, error) {
-	coll := r.db.Collection(name)
-	n, err := coll.CountDocuments(ctx, r.belowFilter(target))
-	if err != nil {
-		return nil, fmt.Errorf("count %s documents below version %d: %w", name, target, err)
-	}
-	per := max(int64(opts.Batch), n/int64(opts.Workers)/4, 1)
-	splits := bson.A{}
-	if n <= per {
-		return splits, nil
-	}
-	cur, err := coll.Find(ctx, r.belowFilter(target), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("read %s _ids: %w", name, err)
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
-	var i int64
-	for cur.Next(ctx) {
-		if i > 0 && i%per == 0 {
-			var d struct {
-				ID any `bson:"_id"`
-			}
-			if err := cur.Decode(&d); err != nil {
-				return nil, fmt.Errorf("read %s _ids: %w", name, err)
-			}
-			splits = append(splits, d.ID)
-		}
-		i++
-	}
-	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("read %s _ids: %w", name, err)
-	}
-	return splits, nil
-}
-
-// rangesDone reads which ranges of the plan are finished.
+// rangesDone reads which ranges of the plan are finished: all of them once
+// the target is proven (their checkpoints may then be gone).
 func (r *Runner) rangesDone(ctx context.Context, name string, p *rangePlan) (map[int]bool, error) {
+	done := map[int]bool{}
+	if proven, err := r.targetProven(ctx, name, p.Target); err != nil || proven {
+		for i := 0; i < p.ranges(); i++ {
+			done[i] = true
+		}
+		return done, err
+	}
 	keys := bson.A{}
 	byKey := map[string]int{}
 	for i := 0; i < p.ranges(); i++ {
@@ -150,7 +133,6 @@ func (r *Runner) rangesDone(ctx context.Context, name string, p *rangePlan) (map
 	if err := cur.All(ctx, &cps); err != nil {
 		return nil, fmt.Errorf("read the backfill ranges of %s: %w", name, err)
 	}
-	done := map[int]bool{}
 	for _, c := range cps {
 		done[byKey[c.Collection]] = true
 	}
@@ -171,11 +153,83 @@ type workerTally struct {
 func (r *Runner) backfillWorkers(ctx context.Context, name string, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
 	start := time.Now()
 	target := r.registry.Current(name)
-	plan, err := r.loadRangePlan(ctx, name, target, opts)
+	t := &workerTally{}
+	// A proven target's ranges are all done (and their checkpoints
+	// removed): only the sweep runs.
+	proven, err := r.targetProven(ctx, name, target)
 	if err != nil {
 		return nil, err
 	}
-	t := &workerTally{}
+	var plan *rangePlan
+	if !proven {
+		if plan, err = r.loadRangePlan(ctx, name, target, opts); err != nil {
+			return nil, err
+		}
+		r.runWorkers(ctx, name, plan, opts, deadline, start, t)
+	}
+	merge := func(cb *CollectionBackfill) *CollectionBackfill {
+		if cb == nil {
+			cb = &CollectionBackfill{Collection: name, Target: target}
+		}
+		cb.Upgraded += t.upgraded
+		cb.Conflicts += t.conflicts
+		cb.Batches += t.batches
+		cb.RoundTrips += t.trips
+		cb.DurationMS = time.Since(start).Milliseconds()
+		if plan != nil {
+			cb.Ranges, cb.RangeSplit = plan.ranges(), plan.From
+		}
+		return cb
+	}
+	if t.err != nil || t.stopped != "" {
+		*stopped = t.stopped
+		cb := merge(nil)
+		cb.TotalUpgraded = cb.Upgraded
+		return cb, t.err
+	}
+	// Every range is done: sweep and prove, one process at a time.
+	var cb *CollectionBackfill
+	err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
+		var err error
+		cb, err = r.sweep(lctx, name, t.upgraded, opts, deadline, stopped)
+		return err
+	})
+	return merge(cb), err
+}
+
+// sweep runs under the collection's lease once every range is done: it
+// counts the documents still below the target and, only if some remain,
+// walks the collection (an ordinary backfill) to upgrade them and prove;
+// if none remain, the count is the proof. ranges is what the ranges
+// upgraded, added to the total.
+func (r *Runner) sweep(ctx context.Context, name string, ranges int64, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
+	target := r.registry.Current(name)
+	cps := r.db.Collection(BackfillCollection)
+	cp, _, err := loadCheckpoint(ctx, cps, name, target)
+	if err != nil {
+		return nil, err
+	}
+	left, err := r.db.Collection(name).CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	if err != nil {
+		return nil, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
+	}
+	// A walk starts from the start; the total counts the ranges.
+	cp.LastID, cp.Done = nil, left == 0
+	cp.Proven = cp.Proven || left == 0
+	cp.Upgraded += ranges
+	cp.UpdatedAt = time.Now()
+	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
+		return nil, fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
+	}
+	if left > 0 {
+		return r.backfillCollection(ctx, name, opts, deadline, stopped)
+	}
+	cb := &CollectionBackfill{Collection: name, Target: target, TotalUpgraded: cp.Upgraded, Complete: true, Proven: true}
+	return cb, r.dropRangeCheckpoints(ctx, name)
+}
+
+// runWorkers runs opts.Workers range workers over plan and waits for them.
+func (r *Runner) runWorkers(ctx context.Context, name string, plan *rangePlan, opts BackfillOptions, deadline, start time.Time, t *workerTally) {
 	var wg sync.WaitGroup
 	for wi := 0; wi < opts.Workers; wi++ {
 		wg.Add(1)
@@ -193,42 +247,6 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		}()
 	}
 	wg.Wait()
-	merge := func(cb *CollectionBackfill) *CollectionBackfill {
-		if cb == nil {
-			cb = &CollectionBackfill{Collection: name, Target: target}
-		}
-		cb.Upgraded += t.upgraded
-		cb.Conflicts += t.conflicts
-		cb.Batches += t.batches
-		cb.RoundTrips += t.trips
-		cb.DurationMS = time.Since(start).Milliseconds()
-		return cb
-	}
-	if t.err != nil || t.stopped != "" {
-		*stopped = t.stopped
-		cb := merge(nil)
-		cb.TotalUpgraded = cb.Upgraded
-		return cb, t.err
-	}
-	// Every range is done: sweep and prove, one process at a time.
-	var cb *CollectionBackfill
-	err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
-		cps := r.db.Collection(BackfillCollection)
-		cp, _, err := loadCheckpoint(lctx, cps, name, target)
-		if err != nil {
-			return err
-		}
-		// The sweep walks from the start; the total counts the ranges.
-		cp.LastID, cp.Done = nil, false
-		cp.Upgraded += t.upgraded
-		cp.UpdatedAt = time.Now()
-		if _, err := cps.ReplaceOne(lctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
-			return fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
-		}
-		cb, err = r.backfillCollection(lctx, name, opts, deadline, stopped)
-		return err
-	})
-	return merge(cb), err
 }
 
 // rangeWorker takes unfinished, unclaimed ranges one at a time until none

@@ -9,9 +9,10 @@ import (
 // run: "command" after each command, "recorded" after each ledger entry.
 func SetHook(r *Runner, fn func(point string, version int64, i int)) { r.hook = fn }
 
-// UpgradeModels exposes the backfill's per-batch client work to benchmarks.
-func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
-	models, _ := r.upgradeModels(coll, docs, map[string]*FailureGroup{}, false)
+// UpgradeModels exposes the backfill's per-batch client work to
+// benchmarks: docs are raws decoded (raws may be nil).
+func UpgradeModels(r *Runner, coll string, raws []bson.Raw, docs []bson.D) []mongo.WriteModel {
+	models, _ := r.upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, false)
 	return models
 }
 
@@ -20,4 +21,11 @@ func UpgradeModels(r *Runner, coll string, docs []bson.D) []mongo.WriteModel {
 // shows the commands the transactional path sends.
 func WithTransactions() Option {
 	return optionFunc(func(c *config) error { c.forceTransactions = true; return nil })
+}
+
+// WithRangesPerWorker sets how many ranges per worker a parallel backfill
+// splits into.
+func WithRangesPerWorker(opts BackfillOptions, k int) BackfillOptions {
+	opts.rangesPerWorker = k
+	return opts
 }
