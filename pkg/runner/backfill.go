@@ -7,7 +7,6 @@ import (
 	"math"
 	"regexp"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -481,20 +480,11 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 			continue
 		}
 		if err != nil {
-			msg := err.Error()
-			rule := "upgrade"
-			var ue *version.UpgradeError
-			var ie *version.InvalidError
-			switch {
-			case errors.As(err, &ue):
-				msg = fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
-			case errors.As(err, &ie):
-				rule, msg = "validator", "the upgraded document fails the validator: "+invalidSummary(ie)
-			}
-			g := failed[msg]
+			rule, key, msg := backfillFailure(err)
+			g := failed[key]
 			if g == nil {
 				g = &FailureGroup{Rule: rule, Message: msg}
-				failed[msg] = g
+				failed[key] = g
 			}
 			raw, _ := bson.Marshal(d)
 			g.add(idOf(raw))
@@ -537,18 +527,4 @@ func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mong
 		matched += one.MatchedCount
 	}
 	return matched, nil
-}
-
-// invalidSummary names the rules an upgraded document breaks, without the
-// values found (so documents failing the same way group together).
-func invalidSummary(ie *version.InvalidError) string {
-	var parts []string
-	for _, f := range ie.Failures {
-		p := f.Path
-		if p == "" {
-			p = "(document)"
-		}
-		parts = append(parts, fmt.Sprintf("%s: %s (%s)", p, f.Message, f.Rule))
-	}
-	return fmt.Sprintf("%s of migration %d; fix the documents or the upgrade, then run backfill again", strings.Join(parts, "; "), ie.From)
 }

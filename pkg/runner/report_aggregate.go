@@ -70,6 +70,12 @@ func (a *aggregate) add(res docResult) {
 // upgradeMessage words an upgrade failure without the document's _id, so
 // documents failing the same way share one group.
 func upgradeMessage(err error) string {
+	return upgradeMessageWith(err, func(found string) string { return found })
+}
+
+// upgradeMessageWith is upgradeMessage with each value found in the
+// document (a version or marker field's) shown as value(found).
+func upgradeMessageWith(err error, value func(found string) string) string {
 	var ue *version.UpgradeError
 	var tn *version.TooNewError
 	var ve *version.VersionError
@@ -82,9 +88,9 @@ func upgradeMessage(err error) string {
 	case errors.As(err, &ve) && ve.Count > 1:
 		return fmt.Sprintf("field %q appears %d times: replace the document with one that has a single %q", ve.Field, ve.Count, ve.Field)
 	case errors.As(err, &ve):
-		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number: an int32, an int64, or a double without a fraction below 2^53): fix the document (a missing or null field means version 0)", ve.Field, ve.Found)
+		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number: an int32, an int64, or a double without a fraction below 2^53): fix the document (a missing or null field means version 0)", ve.Field, value(ve.Found))
 	case errors.As(err, &me):
-		return fmt.Sprintf("%s = %s %s", version.MarkerField, me.Found, me.Reason)
+		return fmt.Sprintf("%s = %s %s", version.MarkerField, value(me.Found), me.Reason)
 	}
 	return err.Error()
 }

@@ -1,0 +1,52 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
+)
+
+// TestBackfillGroupsFailuresByKind: documents whose version or progress
+// marker is invalid fail the same way whatever their _id and value, so
+// they share one group per kind (as validate groups them), with a bounded
+// list of _ids and at most a short excerpt of a value (document data); each
+// used to be a group of its own quoting its _id and its whole value.
+func TestBackfillGroupsFailuresByKind(t *testing.T) {
+	ctx := context.Background()
+	db, _, r := sampleApplied(t)
+	secret := strings.Repeat("secret-value-", 40)
+	var docs []any
+	for i := 0; i < 18; i++ {
+		docs = append(docs,
+			bson.D{{Key: "_id", Value: fmt.Sprintf("badver-%02d", i)}, {Key: "version", Value: fmt.Sprint(secret, i)}},
+			bson.D{{Key: "_id", Value: fmt.Sprintf("badmark-%02d", i)}, {Key: version.MarkerField, Value: fmt.Sprint(secret, i)}})
+	}
+	if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Backfill(ctx, runner.BackfillOptions{ClientSide: true, Collections: []string{"users"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := res.Collections[0].Failed
+	if len(failed) != 2 {
+		t.Fatalf("%d failure groups, want 2 (one per kind):\n%+v", len(failed), failed)
+	}
+	for _, g := range failed {
+		if g.Count != 18 || len(g.ExampleIDs) != runner.MaxExampleIDs {
+			t.Errorf("group %q: %d documents, %d example ids; want 18 and %d", g.Message, g.Count, len(g.ExampleIDs), runner.MaxExampleIDs)
+		}
+		if strings.Contains(g.Message, "badver") || strings.Contains(g.Message, "badmark") {
+			t.Errorf("group message names an _id: %s", g.Message)
+		}
+		if strings.Contains(g.Message, strings.Repeat("secret-value-", 3)) {
+			t.Errorf("group message quotes more than an excerpt of a value: %s", g.Message)
+		}
+	}
+}
