@@ -18,9 +18,10 @@ func backfillCommand(e *env) *cli.Command {
 		Description: "Walks each collection in _id order and writes each upgrade as a delta of the fields it changes; on\n" +
 			"MongoDB the delta is guarded on their old values, so a concurrent application write is never\n" +
 			"lost (on FerretDB v1 it is filtered on _id alone, and a warning says so). Checkpointed: a killed or stopped backfill continues where it\n" +
-			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped cleanly with\n" +
-			"no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when another\n" +
-			"backfill of the collection holds its lease past --lock-wait.",
+			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped at --max-time\n" +
+			"with no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when\n" +
+			"another backfill of the collection holds its lease past --lock-wait, 130 when stopped by a signal\n" +
+			"(SIGINT, SIGTERM, SIGHUP): run backfill again to continue.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
@@ -85,6 +86,10 @@ func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.Backf
 		} else {
 			e.renderBackfill(res)
 		}
+		if err == nil && res.Stopped == "interrupted" {
+			// As every command stopped by a signal: 130, failures or not.
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("backfill stopped by a signal at a safe point; run backfill again to continue"), reported: e.out.json}
+		}
 		if err == nil && res.FailuresRemain() {
 			return &exitError{code: ExitFailure, err: fmt.Errorf("documents that could not be upgraded remain (listed above); fix them or their upgrade, then run backfill again"), reported: e.out.json}
 		}
@@ -94,7 +99,7 @@ func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.Backf
 
 func (e *env) renderBackfill(res *runner.BackfillResult) {
 	o := e.out
-	for _, c := range res.Collections {
+	for i, c := range res.Collections {
 		state := o.yellow("stopped")
 		switch {
 		case c.Proven:
@@ -121,14 +126,17 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		for _, f := range c.Failed {
 			o.printf("  %s %d documents cannot be upgraded: %s\n       %s %s\n", o.red("FAIL"), f.Count, f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "))
 		}
-		if c.Complete && !c.Proven {
+		switch {
+		case c.Complete && !c.Proven && res.Stopped != "" && i == len(res.Collections)-1:
+			o.printf("  walked to the end; stopped before checking that no document below version %d remains\n", c.Target)
+		case c.Complete && !c.Proven:
 			o.printf("  documents below version %d remain (failures, or written meanwhile by an older application): run backfill again\n", c.Target)
 		}
 	}
 	switch res.Stopped {
 	case "deadline":
-		o.printf("stopped at --max-time; run backfill again to continue from the checkpoint\n")
+		o.printf("stopped at --max-time at a safe point (checkpoint saved); run backfill again to continue\n")
 	case "interrupted":
-		o.printf("interrupted; run backfill again to continue from the checkpoint\n")
+		o.printf("stopped by a signal at a safe point (checkpoint saved); run backfill again to continue\n")
 	}
 }

@@ -232,6 +232,10 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	}
 	res := &BackfillResult{Collections: []CollectionBackfill{}}
 	for _, name := range names {
+		if ctx.Err() != nil {
+			res.Stopped = "interrupted"
+			break
+		}
 		var cb *CollectionBackfill
 		var err error
 		if opts.Workers > 1 {
@@ -331,6 +335,12 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	cb.Complete = true
 	cp.Done = true
+	if ctx.Err() != nil {
+		// Stopped after the last batch: the next run walks what is left
+		// (nothing, or failures) and proves.
+		*stopped = "interrupted"
+		return cb, save()
+	}
 	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err != nil {
 		_ = save()

@@ -167,6 +167,9 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		}
 		r.runWorkers(ctx, name, plan, opts, deadline, start, t)
 	}
+	if t.err == nil && t.stopped == "" && ctx.Err() != nil {
+		t.stopped = "interrupted" // after the last range: no sweep
+	}
 	merge := func(cb *CollectionBackfill) *CollectionBackfill {
 		if cb == nil {
 			cb = &CollectionBackfill{Collection: name, Target: target}
