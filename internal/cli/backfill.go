@@ -25,9 +25,9 @@ func backfillCommand(e *env) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
-			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second", DefaultText: "no cap"},
+			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second over the run, on both paths (batches are capped to match)", DefaultText: "no cap"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)", DefaultText: "no limit"},
-			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document (throttled by --rate)"},
+			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document"},
 			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read)"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "upgrade each collection's _id ranges with `N` workers on the client path; other processes run with --workers > 1 share the ranges through range leases"},
 			&cli.BoolFlag{Name: "always-guard", Usage: "filter every client-path write on the old values of what it changes, even where the server cannot do so without a scan"},

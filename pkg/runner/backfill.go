@@ -37,17 +37,21 @@ type BackfillOptions struct {
 	// Batch is how many documents are read and written per round trip
 	// (default 500; at most 50 on FerretDB).
 	Batch int
-	// Rate caps documents upgraded per second (0: no cap).
+	// Rate caps documents upgraded per second over the run, on both paths
+	// (0: no cap): Batch is capped at Rate (shared by the Workers), so no
+	// batch is a burst above it, and each path pauses after a batch (a
+	// range, on the server-side path) until the run's average is back
+	// under it.
 	Rate float64
 	// MaxTime stops at the first batch boundary after this long (0: none).
 	MaxTime time.Duration
 	// Progress, if set, is called after every batch.
 	Progress func(BackfillProgress)
 	// ClientSide disables the server-side fast path: every document is read,
-	// upgraded in Go and written back (throttled by Rate). By default
-	// versions whose whole upgrade has an update-operator form are upgraded
-	// on the server with one updateMany per step, which Rate does not
-	// throttle.
+	// upgraded in Go and written back. By default versions whose whole
+	// upgrade has an update-operator form are upgraded on the server, range
+	// by range of Batch _ids, with one updateMany per step (throttled by
+	// Rate between ranges).
 	ClientSide bool
 	// ServerSide uses the server-side path even where it is off by default
 	// because the server evaluates its range filters by scanning the
@@ -212,6 +216,8 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		// with sleeps; taking turns lets one read while another writes.
 		opts.writeTurn = &sync.Mutex{}
 	}
+	// Workers share the rate (see walkRange).
+	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
 	opts.guarded = guardedWrites(info)
 	if opts.rangesPerWorker == 0 {
 		opts.rangesPerWorker = rangesPerWorker(opts.guarded)

@@ -17,7 +17,8 @@ import (
 // update-operator form (version.ServerPlan): no document travels. It reads
 // the _ids of the documents at that version with one cursor, Batch at a
 // time, and upgrades each such _id range with one updateMany per unit of
-// the plan, so every write is bounded, throttled by Rate, shows in
+// the plan, so every write is bounded (Batch is capped by Rate, see
+// rateBatch), throttled by Rate, shows in
 // progress, and ctx and the deadline are honoured between two updates.
 // Each update's filter includes the version and the progress marker
 // (version.MarkerField) and its update advances the marker, so every
@@ -103,6 +104,7 @@ func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string
 			return stopped, err
 		}
 		last = ids[len(ids)-1]
+		(&clientWalk{opts: w.opts, deadline: w.deadline, start: w.start, cb: w.cb}).throttle(ctx)
 		if w.opts.Progress != nil {
 			left := int64(-1)
 			if w.remaining >= 0 {
@@ -110,7 +112,6 @@ func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string
 			}
 			w.opts.Progress(BackfillProgress{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 		}
-		(&clientWalk{opts: w.opts, deadline: w.deadline, start: w.start, cb: w.cb}).throttle(ctx)
 		if len(ids) < w.opts.Batch {
 			return "", nil
 		}

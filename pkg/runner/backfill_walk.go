@@ -78,6 +78,9 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 			if err := w.write(ctx, batch); err != nil {
 				return "", err
 			}
+			// Progress follows the pause: its rate is the run's, not the
+			// batch's burst.
+			w.throttle(ctx)
 			if w.opts.Progress != nil {
 				left := int64(-1)
 				if w.remaining >= 0 {
@@ -85,7 +88,6 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 				}
 				w.opts.Progress(BackfillProgress{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 			}
-			w.throttle(ctx)
 		}
 		if len(batch) < w.opts.Batch {
 			return "", nil // the cursor is exhausted
@@ -186,6 +188,15 @@ func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 		return w.save()
 	}
 	return nil
+}
+
+// rateBatch caps a batch at what rate allows in about a second, so the
+// first batch is no burst above the rate either (rate 0: no cap).
+func rateBatch(batch int, rate float64) int {
+	if rate <= 0 {
+		return batch
+	}
+	return max(1, min(batch, int(rate)))
 }
 
 // throttle sleeps until the run's average rate is back under opts.Rate.

@@ -281,7 +281,7 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 			err := r.withLockWait(ctx, rangeLeaseID(name, i), 0, func(lctx context.Context) error {
 				took = true
 				var err error
-				stop, err = r.walkRange(lctx, name, plan, i, opts, deadline, t)
+				stop, err = r.walkRange(lctx, name, plan, i, opts, deadline, start, t)
 				return err
 			})
 			var held *LockTimeoutError
@@ -309,8 +309,9 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 	}
 }
 
-// walkRange walks range i of plan under its lease (ctx carries it).
-func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i int, opts BackfillOptions, deadline time.Time, t *workerTally) (string, error) {
+// walkRange walks range i of plan under its lease (ctx carries it); start
+// is when the run began (progress shows its rate).
+func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i int, opts BackfillOptions, deadline, start time.Time, t *workerTally) (string, error) {
 	cps := r.db.Collection(BackfillCollection)
 	key := rangeKey(name, plan.Target, i)
 	cp := checkpoint{Collection: key, Target: plan.Target}
@@ -342,7 +343,7 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 			defer t.mu.Unlock()
 			t.live += p.Upgraded - last
 			last = p.Upgraded
-			p.Upgraded, p.Total, p.Remaining = t.live, t.live, -1
+			p.Upgraded, p.Total, p.Remaining, p.Elapsed = t.live, t.live, -1, time.Since(start)
 			opts.Progress(p)
 		}
 	}
