@@ -120,6 +120,9 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		if c.ServerSideNote != "" {
 			o.printf("  %s\n", c.ServerSideNote)
 		}
+		if c.RangesNote != "" {
+			o.printf("  %s\n", c.RangesNote)
+		}
 		if c.Conflicts > 0 {
 			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
 		}

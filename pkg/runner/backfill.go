@@ -117,6 +117,10 @@ type CollectionBackfill struct {
 	// RangeSplit where their split points came from.
 	Ranges     int    `json:"ranges,omitempty"`
 	RangeSplit string `json:"rangeSplit,omitempty"`
+	// RangesNote says why Workers used no ranges: the target was proven
+	// and its ranges walked, so what was written below it since is swept
+	// by one worker.
+	RangesNote string `json:"rangesNote,omitempty"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`
 	RoundTrips int64 `json:"roundTrips"`

@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -49,4 +50,29 @@ func TestBackfillGroupsFailuresByKind(t *testing.T) {
 			t.Errorf("group message quotes more than an excerpt of a value: %s", g.Message)
 		}
 	}
+}
+
+// TestBackfillWorkersAfterProofSaySweep: once a target is proven its ranges
+// are gone, so a later --workers run sweeps documents written below it
+// since with one worker; the result says why no ranges were used (it used
+// to be silent, looking like --workers did nothing).
+func TestBackfillWorkersAfterProofSaySweep(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 30)
+	r := counterRunner(t, db)
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	if err != nil || !res.Collections[0].Proven || res.Collections[0].Ranges == 0 || res.Collections[0].RangesNote != "" {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	insertItems(t, db, 40)
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	if c.Upgraded != 40 || !c.Proven || c.Ranges != 0 || !strings.Contains(c.RangesNote, "the ranges of version 1 were walked") {
+		t.Errorf("second run: %+v", c)
+	}
+	checkItems(t, db, 70)
 }

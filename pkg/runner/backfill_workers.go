@@ -38,6 +38,9 @@ import (
 //     writers' documents, _ids of another BSON type than the split points,
 //     which $gte/$lt do not match) and computes the proof. Its failures are
 //     the result's.
+//   - A target proven before the run has no ranges left: documents written
+//     below it since (old writers) are swept by one worker, and the
+//     result's RangesNote says so.
 //   - Once a proof holds, the plan and range checkpoints of the collection
 //     (of every target) are removed, after the proof is saved in the
 //     collection's checkpoint: a worker that looks for ranges afterwards
@@ -181,6 +184,8 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		cb.DurationMS = time.Since(start).Milliseconds()
 		if plan != nil {
 			cb.Ranges, cb.RangeSplit = plan.ranges(), plan.From
+		} else if cb.Batches > 0 {
+			cb.RangesNote = fmt.Sprintf("the ranges of version %d were walked and proven; documents written below it since are swept by one worker", target)
 		}
 		return cb
 	}
