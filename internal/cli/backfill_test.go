@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -79,5 +80,40 @@ func TestBackfillInterrupted(t *testing.T) {
 	// --max-time is a clean stop: exit 0 (no failure listed yet).
 	if r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--max-time", "1ns")...); r.code != ExitOK || !strings.Contains(r.stdout, "stopped at --max-time") {
 		t.Errorf("--max-time: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBackfillJSONShape: every key of backfill --json is present whatever
+// the run did (stopped and failed used to vanish when empty).
+func TestBackfillJSONShape(t *testing.T) {
+	dir := sampleSandbox(t)
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up: %s", r.stderr)
+	}
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		if err := sampledata.FixInvalid(context.Background(), db); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r := run(t, false, sandboxArgs(dir, "--json", "backfill", "--collection", "posts")...)
+	var res map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &res); r.code != 0 || err != nil {
+		t.Fatalf("exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if v, ok := res["stopped"]; !ok || v != "" {
+		t.Errorf("stopped = %v (present %v), want \"\"", v, ok)
+	}
+	c := res["collections"].([]any)[0].(map[string]any)
+	for _, k := range []string{"collection", "target", "upgraded", "totalUpgraded", "conflicts", "failed", "resumed", "complete", "proven",
+		"serverSide", "serverSideNote", "ranges", "rangeSplit", "rangesNote", "batches", "roundTrips", "durationMs"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("collection result lacks %q: %s", k, r.stdout)
+		}
+	}
+	if f, ok := c["failed"].([]any); !ok || len(f) != 0 {
+		t.Errorf("failed = %#v, want []", c["failed"])
+	}
+	if len(c) != 17 {
+		t.Errorf("%d keys, want the 17 documented in docs/cli.md: %s", len(c), r.stdout)
 	}
 }

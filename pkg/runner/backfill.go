@@ -104,7 +104,7 @@ type CollectionBackfill struct {
 	// upgrade or the next backfill.
 	Conflicts int64 `json:"conflicts"`
 	// Failed are documents their upgrade cannot transform, grouped.
-	Failed  []FailureGroup `json:"failed,omitempty"`
+	Failed  []FailureGroup `json:"failed"`
 	Resumed bool           `json:"resumed"`
 	// Complete: the walk reached the end. Proven: and afterwards no
 	// document below Target remained (what tightening the validator needs).
@@ -112,15 +112,15 @@ type CollectionBackfill struct {
 	Proven   bool `json:"proven"`
 	// ServerSide counts documents upgraded on the server (no document sent).
 	ServerSide     int64  `json:"serverSide"`
-	ServerSideNote string `json:"serverSideNote,omitempty"`
+	ServerSideNote string `json:"serverSideNote"`
 	// Ranges is how many _id ranges Workers shared (0: one walk), and
 	// RangeSplit where their split points came from.
-	Ranges     int    `json:"ranges,omitempty"`
-	RangeSplit string `json:"rangeSplit,omitempty"`
+	Ranges     int    `json:"ranges"`
+	RangeSplit string `json:"rangeSplit"`
 	// RangesNote says why Workers used no ranges: the target was proven
 	// and its ranges walked, so what was written below it since is swept
 	// by one worker.
-	RangesNote string `json:"rangesNote,omitempty"`
+	RangesNote string `json:"rangesNote"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`
 	RoundTrips int64 `json:"roundTrips"`
@@ -131,7 +131,7 @@ type CollectionBackfill struct {
 type BackfillResult struct {
 	Collections []CollectionBackfill `json:"collections"`
 	// Stopped is "", "deadline" (MaxTime) or "interrupted" (ctx).
-	Stopped string `json:"stopped,omitempty"`
+	Stopped string `json:"stopped"`
 }
 
 // ErrFuncMissing is a backfill refused because an upgrade names a Go
@@ -258,6 +258,9 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 			})
 		}
 		if cb != nil {
+			if cb.Failed == nil {
+				cb.Failed = []FailureGroup{} // JSON: always a list
+			}
 			res.Collections = append(res.Collections, *cb)
 		}
 		if err != nil {
