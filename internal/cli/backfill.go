@@ -127,7 +127,11 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
 		}
 		for _, f := range c.Failed {
-			o.printf("  %s %d documents cannot be upgraded: %s\n       %s %s\n", o.red("FAIL"), f.Count, f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "))
+			more := ""
+			if n := f.Count - int64(len(f.ExampleIDs)); n > 0 {
+				more = fmt.Sprintf(" (and %d more)", n)
+			}
+			o.printf("  %s %d documents cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), f.Count, f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
 		}
 		switch {
 		case c.Complete && !c.Proven && res.Stopped != "" && i == len(res.Collections)-1:

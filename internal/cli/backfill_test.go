@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // cancelAfter is a terminal's stderr that cancels the run (as SIGINT does)
@@ -115,5 +118,37 @@ func TestBackfillJSONShape(t *testing.T) {
 	}
 	if len(c) != 17 {
 		t.Errorf("%d keys, want the 17 documented in docs/cli.md: %s", len(c), r.stdout)
+	}
+}
+
+// TestBackfillFailuresGrouped: 36 documents with an invalid version or
+// progress marker print as two groups with a few _ids each, quoting no
+// more than an excerpt of a value (each used to print as a group of its
+// own, its whole value quoted).
+func TestBackfillFailuresGrouped(t *testing.T) {
+	dir := sampleSandbox(t)
+	if r := run(t, false, sandboxArgs(dir, "up")...); r.code != 0 {
+		t.Fatalf("up: %s", r.stderr)
+	}
+	secret := strings.Repeat("private-data-", 20)
+	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
+		ctx := context.Background()
+		if err := sampledata.FixInvalid(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		var docs []any
+		for i := 0; i < 18; i++ {
+			docs = append(docs,
+				bson.D{{Key: "_id", Value: fmt.Sprintf("badver-%02d", i)}, {Key: "version", Value: fmt.Sprint(secret, i)}},
+				bson.D{{Key: "_id", Value: fmt.Sprintf("badmark-%02d", i)}, {Key: version.MarkerField, Value: fmt.Sprint(secret, i)}})
+		}
+		if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "users", "--client-side")...)
+	if r.code != ExitFailure || strings.Count(r.stdout, "FAIL") != 2 || strings.Count(r.stdout, "FAIL 18 documents") != 2 ||
+		!strings.Contains(r.stdout, "(and 13 more)") || strings.Contains(r.stdout, strings.Repeat("private-data-", 2)) {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
