@@ -113,9 +113,8 @@ type CollectionBackfill struct {
 	// RangeSplit where their split points came from.
 	Ranges     int    `json:"ranges"`
 	RangeSplit string `json:"rangeSplit"`
-	// RangesNote says why Workers used no ranges: the target was proven
-	// and its ranges walked, so what was written below it since is swept
-	// by one worker.
+	// RangesNote says why Workers used no ranges: an earlier run walked
+	// the target's ranges, so what is below it now is swept by one worker.
 	RangesNote string `json:"rangesNote"`
 	// Batches and RoundTrips count this run's queries and bulk writes.
 	Batches    int64 `json:"batches"`

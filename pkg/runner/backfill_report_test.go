@@ -76,3 +76,29 @@ func TestBackfillWorkersAfterProofSaySweep(t *testing.T) {
 	}
 	checkItems(t, db, 70)
 }
+
+// TestBackfillWorkersAfterRangesDoneSaySweep: the same when the ranges are
+// recorded done but the target is not proven (a document fails): the
+// rerun sweeps, and says why no ranges were walked.
+func TestBackfillWorkersAfterRangesDoneSaySweep(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 30)
+	if _, err := db.Collection("items").InsertOne(ctx, bson.D{{Key: "_id", Value: "bad"}, {Key: "n", Value: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := counterRunner(t, db)
+	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	if err != nil || res.Collections[0].Proven || res.Collections[0].Ranges == 0 || len(res.Collections[0].Failed) != 1 {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	insertItems(t, db, 40)
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	if c.Upgraded != 40 || c.Ranges != 0 || len(c.Failed) != 1 || !strings.Contains(c.RangesNote, "the ranges of version 1 were walked") {
+		t.Errorf("second run: %+v", c)
+	}
+}

@@ -38,8 +38,9 @@ import (
 //     writers' documents, _ids of another BSON type than the split points,
 //     which $gte/$lt do not match) and computes the proof. Its failures are
 //     the result's.
-//   - A target proven before the run has no ranges left: documents written
-//     below it since (old writers) are swept by one worker, and the
+//   - A target whose ranges an earlier run walked (recorded done, or
+//     removed after the proof) is not split again: what is below it now
+//     (failures, old writers' documents) is swept by one worker, and the
 //     result's RangesNote says so.
 //   - Once a proof holds, the plan and range checkpoints of the collection
 //     (of every target) are removed, after the proof is saved in the
@@ -168,7 +169,15 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		if plan, err = r.loadRangePlan(ctx, name, target, opts); err != nil {
 			return nil, err
 		}
-		r.runWorkers(ctx, name, plan, opts, deadline, start, t)
+		done, err := r.rangesDone(ctx, name, plan)
+		if err != nil {
+			return nil, err
+		}
+		if len(done) == plan.ranges() {
+			plan = nil // walked by an earlier run: only the sweep runs
+		} else {
+			r.runWorkers(ctx, name, plan, opts, deadline, start, t)
+		}
 	}
 	if t.err == nil && t.stopped == "" && ctx.Err() != nil {
 		t.stopped = "interrupted" // after the last range: no sweep
@@ -185,7 +194,7 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		if plan != nil {
 			cb.Ranges, cb.RangeSplit = plan.ranges(), plan.From
 		} else if cb.Batches > 0 {
-			cb.RangesNote = fmt.Sprintf("the ranges of version %d were walked and proven; documents written below it since are swept by one worker", target)
+			cb.RangesNote = fmt.Sprintf("the ranges of version %d were walked by an earlier run; the documents still below it are swept by one worker", target)
 		}
 		return cb
 	}
