@@ -1,0 +1,103 @@
+package versioned_test
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/pkg/version"
+	"github.com/mongomig/mongomig/pkg/version/versioned"
+)
+
+// TestProjectedReadsAreNotWrittenBack: a document read with a projection
+// lacks the fields the projection left out, so its upgrade is not the
+// stored document's upgrade (a rename or func of a field it does not hold
+// is a no-op). Writing that back stamped the stored document current with
+// the left-out fields never upgraded: Alan's name stayed a string at
+// version 3, with either write-back policy, through FindOne and Find.
+func TestProjectedReadsAreNotWrittenBack(t *testing.T) {
+	ctx := context.Background()
+	reg := registry(t)
+	proj := bson.D{{Key: "status", Value: 1}, {Key: "version", Value: 1}}
+	for _, p := range []versioned.Policy{versioned.Sync, versioned.Deferred} {
+		raw := database(t, nil).Collection("users")
+		ids := newIDs()
+		docs := mixed(ids)
+		if _, err := raw.InsertMany(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		users := versioned.New(raw, reg, versioned.WithWriteBack(p))
+		var d bson.D
+		if err := users.FindOne(ctx, bson.D{{Key: "_id", Value: ids[1]}}, options.FindOne().SetProjection(proj)).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		cur, err := users.Find(ctx, bson.D{}, options.Find().SetProjection(proj))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []bson.D
+		if err := cur.All(ctx, &all); err != nil || len(all) != 4 {
+			t.Fatal(len(all), err)
+		}
+		if err := users.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			if got := storedD(t, raw, id); !sameFields(got, docs[i].(bson.D)) {
+				t.Errorf("%s: a projected read changed version %d's document to %v", p, i, got)
+			}
+		}
+		if s := users.Stats(); s.Written != 0 || s.Upgraded == 0 {
+			t.Errorf("%s: stats %+v", p, s)
+		}
+	}
+}
+
+// TestFindOneAndUpdateBeforeIsNotWrittenBack: FindOneAndUpdate returns the
+// document as it was before the update unless ReturnDocument is After (the
+// driver's default is Before). Its upgrade is the upgrade of a document
+// the server no longer holds: a copy step read the old source, and the
+// guarded delta (which guards the fields it writes, not those it reads)
+// matched, storing the old email as the copy of the new one. With After,
+// the result is what the server holds, and it is written back.
+func TestFindOneAndUpdateBeforeIsNotWrittenBack(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("accounts")
+	reg, err := version.New(fstest.MapFS{"0001_login.yaml": {Data: []byte(`collections:
+  accounts:
+    upgrade:
+      - copy: {email: login}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := bson.NewObjectID()
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "new@example.com"}}}}
+	for _, tc := range []struct {
+		name string
+		opts *options.FindOneAndUpdateOptionsBuilder
+		want bson.D // stored afterwards
+	}{
+		{"default (before)", options.FindOneAndUpdate(), bson.D{{Key: "_id", Value: id}, {Key: "email", Value: "new@example.com"}}},
+		{"before", options.FindOneAndUpdate().SetReturnDocument(options.Before), bson.D{{Key: "_id", Value: id}, {Key: "email", Value: "new@example.com"}}},
+		{"after", options.FindOneAndUpdate().SetReturnDocument(options.After), bson.D{{Key: "_id", Value: id}, {Key: "email", Value: "new@example.com"}, {Key: "login", Value: "new@example.com"}, {Key: "version", Value: int32(1)}}},
+	} {
+		if _, err := raw.DeleteMany(ctx, bson.D{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "email", Value: "old@example.com"}}); err != nil {
+			t.Fatal(err)
+		}
+		accounts := versioned.New(raw, reg, versioned.WithWriteBack(versioned.Sync))
+		var got bson.D
+		if err := accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, set, tc.opts).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if stored := storedD(t, raw, id); !sameFields(stored, tc.want) {
+			t.Errorf("%s: stored %v, want %v", tc.name, stored, tc.want)
+		}
+	}
+}
