@@ -101,3 +101,38 @@ func TestFindOneAndUpdateBeforeIsNotWrittenBack(t *testing.T) {
 		}
 	}
 }
+
+// TestDeferredKeepsTheLatestReadOfADocument: a document read twice before
+// a flush is written back once, from the later read. The queue kept the
+// first: another writer's change between the two reads made that one lose,
+// and the later one, which would have won, was dropped as a duplicate.
+func TestDeferredKeepsTheLatestReadOfADocument(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("users")
+	ids := newIDs()
+	if _, err := raw.InsertOne(ctx, mixed(ids)[0]); err != nil {
+		t.Fatal(err)
+	}
+	users := versioned.New(raw, registry(t), versioned.WithDeferred(versioned.DeferredOptions{Interval: -1}))
+	byID := bson.D{{Key: "_id", Value: ids[0]}}
+	var u User
+	if err := users.FindOne(ctx, byID).Decode(&u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.UpdateOne(ctx, byID, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "suspended"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := users.FindOne(ctx, byID).Decode(&u); err != nil || u.Status != "suspended" {
+		t.Fatal(u, err)
+	}
+	if err := users.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := storedD(t, raw, ids[0])
+	if lookup(d, "version") != int32(3) || lookup(d, "status") != "suspended" {
+		t.Errorf("stored %v, want the later read's upgrade", d)
+	}
+	if s := users.Stats(); s.Queued != 2 || s.Coalesced != 1 || s.Written != 1 || s.Lost != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
