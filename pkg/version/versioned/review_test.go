@@ -2,6 +2,7 @@ package versioned_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -135,4 +136,143 @@ func TestDeferredKeepsTheLatestReadOfADocument(t *testing.T) {
 	if s := users.Stats(); s.Queued != 2 || s.Coalesced != 1 || s.Written != 1 || s.Lost != 0 {
 		t.Errorf("stats %+v", s)
 	}
+}
+
+// TestDeferredCloseRacingReads: reads racing Close never panic, and every
+// upgrade is accounted for once: queued or dropped; and once Close has
+// returned, every queued write-back is written, lost, failed or coalesced
+// (run with -race).
+func TestDeferredCloseRacingReads(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("users")
+	var docs []any
+	var ids []bson.ObjectID
+	for i := 0; i < 8; i++ {
+		id := bson.NewObjectID()
+		ids = append(ids, id)
+		docs = append(docs, bson.D{{Key: "_id", Value: id}, {Key: "name", Value: "A B"}, {Key: "email", Value: "e"}})
+	}
+	if _, err := raw.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	users := versioned.New(raw, registry(t), versioned.WithDeferred(versioned.DeferredOptions{Batch: 3, Interval: -1, Queue: 4}))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < 12; i++ {
+				var u User
+				if err := users.FindOne(ctx, bson.D{{Key: "_id", Value: ids[(g+i)%len(ids)]}}).Decode(&u); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	closed := make(chan error, 2)
+	go func() { closed <- users.Close(ctx) }()
+	go func() { closed <- users.Close(ctx) }()
+	for i := 0; i < 2; i++ {
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := users.Stats()
+	if s.Written+s.Lost+s.Failed+s.Coalesced != s.Queued {
+		t.Errorf("after Close: %d queued, but %d written, %d lost, %d failed, %d coalesced", s.Queued, s.Written, s.Lost, s.Failed, s.Coalesced)
+	}
+	wg.Wait()
+	s = users.Stats()
+	if s.Queued+s.Dropped != s.Upgraded {
+		t.Errorf("%d upgrades, %d queued, %d dropped", s.Upgraded, s.Queued, s.Dropped)
+	}
+}
+
+// TestDecodeTargets: an upgraded document decodes the same into bson.M,
+// bson.D, bson.Raw and a struct through FindOne, a cursor's Next and All,
+// and Collection.Decode; a non-pointer is an error, never a panic.
+func TestDecodeTargets(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("users")
+	ids := newIDs()
+	if _, err := raw.InsertOne(ctx, mixed(ids)[0]); err != nil {
+		t.Fatal(err)
+	}
+	users := versioned.New(raw, registry(t))
+	byID := bson.D{{Key: "_id", Value: ids[0]}}
+	stored, err := raw.FindOne(ctx, byID).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type decoder struct {
+		name   string
+		decode func(v any) error
+	}
+	decoders := []decoder{
+		{"FindOne", func(v any) error { return users.FindOne(ctx, byID).Decode(v) }},
+		{"Cursor.Next", func(v any) error {
+			cur, err := users.Find(ctx, byID)
+			if err != nil {
+				return err
+			}
+			defer cur.Close(ctx)
+			if !cur.Next(ctx) {
+				t.Fatal("no document", cur.Err())
+			}
+			return cur.Decode(v)
+		}},
+		{"Decode", func(v any) error { return users.Decode(ctx, stored, v) }},
+	}
+	want := `{"_id":{"$oid":"` + ids[0].Hex() + `"},"name":{"first":"Ada","last":"Lovelace"},"contact":{"email":"ada@example.com"},"status":"active","plan":"free","version":3}`
+	for _, d := range decoders {
+		var m bson.M
+		var dd bson.D
+		var r bson.Raw
+		var u User
+		for _, v := range []any{&m, &dd, &r, &u} {
+			if err := d.decode(v); err != nil {
+				t.Errorf("%s into %T: %v", d.name, v, err)
+			}
+		}
+		if got := js(dd); got != want {
+			t.Errorf("%s into bson.D: %s, want %s", d.name, got, want)
+		}
+		var fromRaw, fromM bson.D
+		_ = bson.Unmarshal(r, &fromRaw)
+		b, _ := bson.Marshal(m)
+		_ = bson.Unmarshal(b, &fromM)
+		if js(fromRaw) != want || len(fromM) != len(dd) || u.Plan != "free" || u.Name.First != "Ada" {
+			t.Errorf("%s: raw %s, bson.M %v, struct %+v", d.name, js(fromRaw), m, u)
+		}
+		if err := d.decode(User{}); err == nil {
+			t.Errorf("%s into a non-pointer: no error", d.name)
+		}
+	}
+	cur, err := users.Find(ctx, byID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []bson.D
+	if err := cur.All(ctx, &all); err != nil || len(all) != 1 || js(all[0]) != want {
+		t.Errorf("All: %v, %v", all, err)
+	}
+	cur, err = users.Find(ctx, byID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.All(ctx, all); err == nil {
+		t.Error("All into a slice, not a pointer to one: no error")
+	}
+}
+
+func js(d bson.D) string {
+	b, err := bson.MarshalExtJSON(d, false, false)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
