@@ -2,7 +2,9 @@ package version_test
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -89,5 +91,31 @@ func TestStampLeavesOneVersionField(t *testing.T) {
 		if _, err := r.VersionOf("users", out); err != nil {
 			t.Errorf("Stamp(%s) is not readable: %v", tc.in, err)
 		}
+	}
+}
+
+// TestRepeatedMarkerIsNotTrusted: a step marker a document holds twice
+// (raw BSON can, MongoDB stores it) is a *MarkerError below the current
+// version: MongoDB's filters read the first, bson.M and structs the last,
+// and Upgrade trusted the last, so a backfill that had applied one unit
+// could have its second skipped. At the current version the marker is
+// never read.
+func TestRepeatedMarkerIsNotTrusted(t *testing.T) {
+	r := serverRegistry(t, 3)
+	plan, ok := r.ServerPlan("users", 0)
+	if !ok {
+		t.Fatal("no server plan")
+	}
+	doc := bson.D{{Key: "_id", Value: 1}, {Key: "b", Value: "x"}, {Key: version.MarkerField, Value: plan.Marker(1)}, {Key: version.MarkerField, Value: plan.Marker(2)}}
+	_, _, err := r.Upgrade("users", doc)
+	raw, _ := bson.Marshal(doc)
+	_, _, rawErr := r.UpgradeRaw("users", raw)
+	var me *version.MarkerError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "appears 2 times") || rawErr == nil || rawErr.Error() != err.Error() {
+		t.Errorf("Upgrade: %v; UpgradeRaw: %v", err, rawErr)
+	}
+	current := append(bson.D{{Key: "version", Value: int32(3)}}, doc...)
+	if out, changed, err := r.Upgrade("users", current); err != nil || changed || len(out) != len(current) {
+		t.Errorf("a current document: %v %v %v", out, changed, err)
 	}
 }

@@ -166,7 +166,13 @@ func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marke
 				vals = append(vals, valueText(doc[i].Value))
 			}
 		case MarkerField:
-			marker, marked = doc[i].Value, true
+			if rm, again := marker.(repeatedMarker); again {
+				marker = append(rm, doc[i].Value)
+			} else if marked {
+				marker = repeatedMarker{marker, doc[i].Value}
+			} else {
+				marker, marked = doc[i].Value, true
+			}
 		}
 	}
 	from, ok := versionOf(vv, count > 0)
