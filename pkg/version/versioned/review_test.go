@@ -276,3 +276,43 @@ func js(d bson.D) string {
 	}
 	return string(b)
 }
+
+// TestFindOneAndUpdateUpsertIsStamped: a document FindOneAndUpdate
+// inserts (upsert) is written by this application, so it is at the
+// current version. It was stored without the version field, so every
+// read took it for version 0 and ran every upgrade on it: the set step
+// replaced the plan the application had just written.
+func TestFindOneAndUpdateUpsertIsStamped(t *testing.T) {
+	ctx := context.Background()
+	reg, err := version.New(fstest.MapFS{"0001_plan.yaml": {Data: []byte(`collections:
+  accounts:
+    upgrade:
+      - set: {plan: free}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, update := range []any{
+		bson.D{{Key: "$set", Value: bson.D{{Key: "plan", Value: "pro"}}}},
+		bson.M{"$set": bson.M{"plan": "pro"}, "$setOnInsert": bson.M{"since": int32(2024)}},
+		// An update that sets the version itself is sent as it is ($set
+		// and $setOnInsert of one path conflict).
+		bson.D{{Key: "$set", Value: bson.D{{Key: "plan", Value: "pro"}, {Key: "version", Value: int32(1)}}}},
+	} {
+		raw := database(t, nil).Collection("accounts")
+		accounts := versioned.New(raw, reg, versioned.WithWriteBack(versioned.Sync))
+		id := bson.NewObjectID()
+		var got bson.D
+		opts := options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)
+		if err := accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, update, opts).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		stored := storedD(t, raw, id)
+		if lookup(got, "plan") != "pro" || lookup(stored, "plan") != "pro" || lookup(stored, "version") != int32(1) {
+			t.Errorf("%v: read %v, stored %v", update, got, stored)
+		}
+		if _, ok := update.(bson.M); ok && lookup(stored, "since") != int32(2024) {
+			t.Errorf("the application's $setOnInsert was lost: %v", stored)
+		}
+	}
+}
