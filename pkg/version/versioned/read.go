@@ -45,15 +45,19 @@ func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, update any, o
 	return &SingleResult{sr: c.coll.FindOneAndUpdate(ctx, filter, update, opts...), c: c, ctx: ctx, writeBack: after && o.Projection == nil}
 }
 
-// listed is the options opts set, as the driver reads them.
+// listed is the options opts set, as the driver reads them
+// (mongoutil.NewOptions: a nil or typed-nil lister and a nil setter are
+// skipped).
 func listed[T any](opts []options.Lister[T]) *T {
 	o := new(T)
 	for _, l := range opts {
-		if l == nil {
+		if l == nil || reflect.ValueOf(l).IsNil() {
 			continue
 		}
 		for _, set := range l.List() {
-			_ = set(o) // the driver reports a setter's error when it runs the operation
+			if set != nil {
+				_ = set(o) // the driver reports a setter's error when it runs the operation
+			}
 		}
 	}
 	return o

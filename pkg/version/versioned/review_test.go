@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/pkg/version"
@@ -314,5 +315,26 @@ func TestFindOneAndUpdateUpsertIsStamped(t *testing.T) {
 		if _, ok := update.(bson.M); ok && lookup(stored, "since") != int32(2024) {
 			t.Errorf("the application's $setOnInsert was lost: %v", stored)
 		}
+	}
+}
+
+// TestNilOptions: a nil options builder, which the driver skips, does
+// not panic the wrapper, which reads the options first.
+func TestNilOptions(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("users")
+	users := versioned.New(raw, registry(t))
+	var one *options.FindOneOptionsBuilder
+	var many *options.FindOptionsBuilder
+	var upd *options.FindOneAndUpdateOptionsBuilder
+	if err := users.FindOne(ctx, bson.D{}, one).Err(); err != mongo.ErrNoDocuments {
+		t.Errorf("FindOne: %v", err)
+	}
+	if _, err := users.Find(ctx, bson.D{}, many); err != nil {
+		t.Errorf("Find: %v", err)
+	}
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}
+	if err := users.FindOneAndUpdate(ctx, bson.D{}, set, upd).Err(); err != mongo.ErrNoDocuments {
+		t.Errorf("FindOneAndUpdate: %v", err)
 	}
 }
