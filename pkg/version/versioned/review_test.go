@@ -338,3 +338,57 @@ func TestNilOptions(t *testing.T) {
 		t.Errorf("FindOneAndUpdate: %v", err)
 	}
 }
+
+// TestStampOverridesTheStructsVersion: a struct's own version field (a
+// stale value, omitempty and zero, the wrong type) is replaced by the
+// current version, once, and reads back as it.
+func TestStampOverridesTheStructsVersion(t *testing.T) {
+	ctx := context.Background()
+	raw := database(t, nil).Collection("users")
+	users := versioned.New(raw, registry(t))
+	type stale struct {
+		ID      bson.ObjectID `bson:"_id"`
+		Name    Name          `bson:"name"`
+		Version int           `bson:"version"`
+	}
+	type omitted struct {
+		ID      bson.ObjectID `bson:"_id"`
+		Name    Name          `bson:"name"`
+		Version int64         `bson:"version,omitempty"`
+	}
+	type text struct {
+		ID      bson.ObjectID `bson:"_id"`
+		Name    Name          `bson:"name"`
+		Version string        `bson:"version"`
+	}
+	docs := []any{
+		stale{bson.NewObjectID(), Name{"A", "B"}, 1},
+		omitted{ID: bson.NewObjectID(), Name: Name{"C", "D"}},
+		text{bson.NewObjectID(), Name{"E", "F"}, "v1"},
+	}
+	if _, err := users.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		id := reflectID(d)
+		got := storedD(t, raw, id)
+		n := 0
+		for _, e := range got {
+			if e.Key == "version" {
+				n++
+			}
+		}
+		if n != 1 || lookup(got, "version") != int32(3) {
+			t.Errorf("%T stored as %v", d, got)
+		}
+		var back omitted
+		if err := users.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&back); err != nil || back.Version != 3 {
+			t.Errorf("%T read back %+v, %v", d, back, err)
+		}
+	}
+}
+
+func reflectID(d any) bson.ObjectID {
+	b, _ := bson.Marshal(d)
+	return bson.Raw(b).Lookup("_id").ObjectID()
+}
