@@ -392,3 +392,55 @@ func reflectID(d any) bson.ObjectID {
 	b, _ := bson.Marshal(d)
 	return bson.Raw(b).Lookup("_id").ObjectID()
 }
+
+// TestWriteBackLosesToAWriterOfWhatTheUpgradeRead: another writer's
+// update lands between the read and its write-back on a field the upgrade
+// read but left alone: the source of a copy, or a field a rename should
+// have moved, absent at the read. The write-back used to win (DeltaOf
+// guards only the fields it writes): it stored the copy of the old email
+// beside the new one, or stamped version 3 with the new email never
+// renamed. Both policies.
+func TestWriteBackLosesToAWriterOfWhatTheUpgradeRead(t *testing.T) {
+	accounts, err := version.New(fstest.MapFS{"0001_login.yaml": {Data: []byte("collections:\n  accounts:\n    upgrade:\n      - copy: {email: login}\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setEmail := bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "new@x"}}}}
+	for _, policy := range []versioned.Policy{versioned.Sync, versioned.Deferred} {
+		for _, tc := range []struct {
+			name, coll string
+			reg        *version.Registry
+			doc        bson.D
+			want       func(d bson.D) bool
+		}{
+			{"copy source changed", "accounts", accounts, bson.D{{Key: "email", Value: "old@x"}},
+				func(d bson.D) bool { return lookup(d, "login") == nil && lookup(d, "version") == nil }},
+			{"rename source added", "users", registry(t), bson.D{{Key: "name", Value: "Ada Lovelace"}},
+				func(d bson.D) bool { return lookup(d, "version") == nil && lookup(d, "email") == "new@x" }},
+		} {
+			t.Run(policy.String()+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				raw := database(t, nil).Collection(tc.coll)
+				id := bson.NewObjectID()
+				if _, err := raw.InsertOne(ctx, append(bson.D{{Key: "_id", Value: id}}, tc.doc...)); err != nil {
+					t.Fatal(err)
+				}
+				w := &writer{coll: raw, update: setEmail}
+				c := versioned.New(raw, tc.reg, versioned.WithWriteBack(policy), versioned.WithObserver(w.observe))
+				var d bson.D
+				if err := c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Close(ctx); err != nil || w.err != nil {
+					t.Fatal(err, w.err)
+				}
+				if got := storedD(t, raw, id); !tc.want(got) {
+					t.Errorf("stored %v: the write-back applied an upgrade of what the document no longer holds", got)
+				}
+				if s := c.Stats(); s.Written != 0 || s.Lost != 1 {
+					t.Errorf("stats %+v", s)
+				}
+			})
+		}
+	}
+}

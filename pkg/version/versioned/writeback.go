@@ -246,7 +246,7 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 			continue
 		}
 		seen[key] = true
-		d, err := delta(it)
+		d, err := c.delta(it)
 		if err != nil {
 			c.stats.failed.Add(1)
 			c.event(Event{Kind: Failed, ID: idOf(it.before), Count: 1, Err: err})
@@ -278,7 +278,7 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 }
 
 // delta is the guarded update of one queued write-back.
-func delta(it item) (version.Delta, error) {
+func (c *Collection) delta(it item) (version.Delta, error) {
 	var b, a bson.D
 	if err := bson.Unmarshal(it.before, &b); err != nil {
 		return version.Delta{}, err
@@ -286,5 +286,5 @@ func delta(it item) (version.Delta, error) {
 	if err := bson.Unmarshal(it.after, &a); err != nil {
 		return version.Delta{}, err
 	}
-	return version.DeltaOf(b, a)
+	return c.reg.DeltaFor(c.name, b, a)
 }
