@@ -93,6 +93,11 @@ func (r *Registry) VersionInvalid() bson.D {
 		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "array"}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: true}, {Key: "$not", Value: bson.D{{Key: "$type", Value: bson.A{"null", "int", "long", "double"}}}}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$lt", Value: 0}}}},
+		// A NaN is neither below 0 nor at or above 2^53: every comparison
+		// with it but $eq is false (expression_leaf.cpp,
+		// ComparisonMatchExpressionBase::compare). A double not at or above
+		// 0 is a negative one or a NaN; FerretDB refuses a NaN in a filter.
+		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "double"}, {Key: "$not", Value: bson.D{{Key: "$gte", Value: 0}}}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}}}},
 	}}}
 }

@@ -99,7 +99,7 @@ func FuzzStoredDocument(f *testing.F) {
 		f.Fatal(err)
 	}
 	plan, _ := r.ServerPlan("users", 0)
-	for seed := uint64(0); seed < 40; seed++ {
+	for seed := uint64(0); seed < 80; seed++ {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
@@ -115,9 +115,22 @@ func FuzzStoredDocument(f *testing.F) {
 		}
 		markers := []any{nil, int32(1), int32(0), "1", bson.A{plan.Marker(1)}, plan.Marker(rng.IntN(5)),
 			bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(rng.IntN(3))}, {Key: "to", Value: int32(rng.IntN(5))}, {Key: "step", Value: int32(rng.IntN(4) - 1)}}}
+		// The shapes Go and the server's filters could read differently:
+		// keys in another order, numbers of another type, an extra key.
+		k := rng.IntN(4)
+		real := plan.Marker(k)
+		reordered := bson.D{real[3], real[1], real[0], real[2]}
+		doubles := bson.D{real[0], {Key: "from", Value: 0.0}, {Key: "to", Value: float64(plan.To)}, {Key: "step", Value: float64(k)}}
+		longs := bson.D{real[0], {Key: "from", Value: int64(0)}, {Key: "to", Value: int64(plan.To)}, {Key: "step", Value: int64(k)}}
+		extra := append(append(bson.D{}, real...), bson.E{Key: "at", Value: int32(1)})
+		markers = append(markers, reordered, doubles, longs, extra, bson.D{real[0], real[1], real[2], {Key: "step", Value: 1.5}})
 		mk := markers[rng.IntN(len(markers))]
 		if mk != nil {
 			doc = append(doc, bson.E{Key: version.MarkerField, Value: mk})
+			if rng.IntN(8) == 0 { // a repeated marker: never trusted
+				doc = append(doc, bson.E{Key: version.MarkerField, Value: plan.Marker(rng.IntN(4))})
+				dup = dup || !(s.Valid && s.Version == r.Current("users"))
+			}
 		}
 		got, err := upgradeAllM(t, r, doc)
 		if err != nil {

@@ -105,6 +105,15 @@ func upgradeAllM(t *testing.T, r *version.Registry, doc bson.D) (bson.M, error) 
 		}
 		return nil, err
 	}
+	if repeatedMarker(doc) && err != nil {
+		// bson.M holds the last marker only: UpgradeM may trust it, the
+		// others must refuse the document alike.
+		var me *version.MarkerError
+		if !errors.As(err, &me) && !errors.As(err, new(*version.VersionError)) && !errors.As(err, new(*version.TooNewError)) || rawErr == nil || err.Error() != rawErr.Error() {
+			t.Fatalf("%s: Upgrade %v, UpgradeRaw %v", js(doc), err, rawErr)
+		}
+		return nil, err
+	}
 	if (err == nil) != (rawErr == nil) || (err == nil) != (mErr == nil) {
 		t.Fatalf("%s: Upgrade %v, UpgradeRaw %v, UpgradeM %v", js(doc), err, rawErr, mErr)
 	}
@@ -132,6 +141,17 @@ func dupKeys(d bson.D) bool {
 	n := 0
 	for _, e := range d {
 		if e.Key == "version" {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// repeatedMarker reports whether the step marker appears more than once.
+func repeatedMarker(d bson.D) bool {
+	n := 0
+	for _, e := range d {
+		if e.Key == version.MarkerField {
 			n++
 		}
 	}

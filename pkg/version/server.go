@@ -119,6 +119,10 @@ func (p *ServerPlan) MarkerIs(k int) bson.D {
 	return bson.D{{Key: MarkerField, Value: bson.D{{Key: "$eq", Value: p.Marker(k)}, notArray[0]}}}
 }
 
+// repeatedMarker holds the values of a MarkerField that a document has
+// more than once (raw BSON can): never trusted.
+type repeatedMarker []any
+
 // marker is a parsed MarkerField value.
 type marker struct{ from, to, step int64 }
 
@@ -239,6 +243,11 @@ func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any
 	id, _ := lookupD(doc, "_id")
 	fail := func(reason string, args ...any) (bson.D, int64, error) {
 		return nil, 0, &MarkerError{Collection: coll, ID: id, Found: valueText(mk), Reason: fmt.Sprintf(reason, args...)}
+	}
+	if rm, ok := mk.(repeatedMarker); ok {
+		// MongoDB's filters see the first, bson.M and structs the last.
+		mk = bson.A(rm)
+		return fail("appears %d times, so which step the document is at is not known: check the document, keep one, and run backfill again", len(rm))
 	}
 	m, ok := parseMarker(mk)
 	if !ok {

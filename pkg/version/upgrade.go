@@ -166,7 +166,13 @@ func (r *Registry) scanD(coll string, doc bson.D) (from int64, marker any, marke
 				vals = append(vals, valueText(doc[i].Value))
 			}
 		case MarkerField:
-			marker, marked = doc[i].Value, true
+			if rm, again := marker.(repeatedMarker); again {
+				marker = append(rm, doc[i].Value)
+			} else if marked {
+				marker = repeatedMarker{marker, doc[i].Value}
+			} else {
+				marker, marked = doc[i].Value, true
+			}
 		}
 	}
 	from, ok := versionOf(vv, count > 0)
@@ -373,8 +379,10 @@ func versionValue(v int64) any {
 
 // Stamp returns doc with the version field set to coll's current version,
 // for a document the application is about to insert. doc is not
-// modified. A collection no migration names is an [ErrUnknownCollection]
-// unless declared with [WithCollections].
+// modified. A version field doc repeats is left once (MongoDB stores a
+// repeated field as sent, and no read accepts it: [VersionError]). A
+// collection no migration names is an [ErrUnknownCollection] unless
+// declared with [WithCollections].
 func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
 	ch := r.chains[coll]
 	if ch == nil {
@@ -382,9 +390,19 @@ func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
 			return nil, err
 		}
 	}
-	out := append(make(bson.D, 0, len(doc)+1), doc...)
-	out, _ = set(out, r.fieldPath, versionValue(ch.current()), r.field)
-	return out, nil
+	out := make(bson.D, 0, len(doc)+1)
+	for _, e := range doc {
+		if e.Key != r.field {
+			out = append(out, e)
+		}
+	}
+	if i := index(doc, r.field); i >= 0 && i < len(out) {
+		// Keep the field where it was.
+		out = append(out[:i+1], out[i:]...)
+		out[i] = bson.E{Key: r.field, Value: versionValue(ch.current())}
+		return out, nil
+	}
+	return append(out, bson.E{Key: r.field, Value: versionValue(ch.current())}), nil
 }
 
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded

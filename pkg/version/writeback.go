@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // Delta is the guarded update that writes an upgrade back: $set and
@@ -161,15 +163,79 @@ func sameValue(a, b any) bool {
 	return err1 == nil && err2 == nil && string(ab) == string(bb)
 }
 
+// DeltaFor is [DeltaOf] for a document of coll, also guarding every
+// top-level field the upgrade's steps name (a rename's or copy's source,
+// a default's or unset's path, their targets) that it left alone, at its
+// value as read or absent, and every field as read when a func runs: the
+// upgrade was computed from them, so a writer who changed one since the
+// read (an email added that a rename should have moved, the source of a
+// copy replaced) must make the write-back match nothing.
+func (r *Registry) DeltaFor(coll string, before, after bson.D) (Delta, error) {
+	d, err := DeltaOf(before, after)
+	if err != nil || d.Empty() {
+		return d, err
+	}
+	from, _ := r.VersionOf(coll, before)
+	keys, all := r.readKeys(coll, from)
+	if all {
+		for _, e := range before {
+			keys = append(keys, e.Key)
+		}
+	}
+	for _, k := range keys {
+		if k == "_id" || hasKey(d.Filter, k) {
+			continue
+		}
+		old, had := lookupD(before, k)
+		d.Filter = append(d.Filter, guard(k, old, had))
+	}
+	return d, nil
+}
+
+// readKeys lists the top-level fields the declarative steps of coll's
+// upgrade from version from name; all is true when one of them is a
+// func, which may read any field the document has.
+func (r *Registry) readKeys(coll string, from int64) (keys []string, all bool) {
+	ch := r.chains[coll]
+	if ch == nil {
+		return nil, false
+	}
+	for i := range ch.links {
+		l := &ch.links[i]
+		if l.version <= from {
+			continue
+		}
+		all = all || l.missing != ""
+		for _, s := range l.steps {
+			if s.op == migration.OpFunc {
+				all = true
+				continue
+			}
+			for _, f := range s.fields {
+				keys = append(keys, f.segs[0])
+				if f.toSg != nil {
+					keys = append(keys, f.toSg[0])
+				}
+			}
+		}
+	}
+	return keys, false
+}
+
+func hasKey(d bson.D, k string) bool {
+	_, ok := lookupD(d, k)
+	return ok
+}
+
 // WriteBack persists the upgrade of before (a document of coll as read)
-// into after with [DeltaOf]'s guarded update. won is false when the
+// into after with [Registry.DeltaFor]'s guarded update. won is false when the
 // document changed since it was read (another writer, or another
 // upgrade): nothing was written, and the caller may re-read and retry.
 //
 // On MongoDB the guarded update is atomic per document. FerretDB v1 does
 // not make conditional updates atomic under true concurrency.
 func (r *Registry) WriteBack(ctx context.Context, c *mongo.Collection, before, after bson.D) (won bool, err error) {
-	d, err := DeltaOf(before, after)
+	d, err := r.DeltaFor(c.Name(), before, after)
 	if err != nil {
 		return false, err
 	}

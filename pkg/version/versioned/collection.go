@@ -113,7 +113,12 @@ func (c *Collection) Close(ctx context.Context) error {
 
 // Decode upgrades raw, a document of this collection read some other way
 // (an aggregation, a change stream, Unwrap), and decodes it into v. An
-// upgraded document is written back according to the policy, with ctx.
+// upgraded document is written back according to the policy, with ctx:
+// raw must then be the whole document as stored. A document an
+// aggregation reshaped ($project, $unset, $set) upgrades to something
+// other than the stored document's upgrade, and writing that back would
+// stamp the stored document current with the fields it lacked never
+// upgraded: decode those with a collection built with [Never].
 func (c *Collection) Decode(ctx context.Context, raw bson.Raw, v any) error {
 	up, _, err := c.upgrade(ctx, raw, true, true)
 	if err != nil {

@@ -12,16 +12,55 @@ import (
 
 // FindOne is mongo.Collection.FindOne; the result upgrades the document
 // before Decode or Raw return it. A projection must keep the version
-// field: a document without it reads as version 0.
+// field: a document without it reads as version 0. A projected document
+// is never written back: its upgrade is not the stored document's (a
+// step on a field it left out did nothing).
 func (c *Collection) FindOne(ctx context.Context, filter any, opts ...options.Lister[options.FindOneOptions]) *SingleResult {
-	return &SingleResult{sr: c.coll.FindOne(ctx, filter, opts...), c: c, ctx: ctx, writeBack: true}
+	whole := listed(opts).Projection == nil
+	return &SingleResult{sr: c.coll.FindOne(ctx, filter, opts...), c: c, ctx: ctx, writeBack: whole}
 }
 
 // FindOneAndUpdate is mongo.Collection.FindOneAndUpdate; the document it
 // returns (before or after the update, as the options say) is upgraded
-// when decoded, and written back as the policy says.
+// when decoded. Only a whole document returned after the update
+// (options.After) is written back as the policy says: one returned before
+// it (the driver's default) is no longer what the server holds, and a
+// step that reads a field the update changed (copy, func) would store
+// what it derived from the old value.
+//
+// With Upsert, an update document (bson.D, bson.M or bson.Raw) that does
+// not name the version field gets $setOnInsert of the current version: a
+// document it inserts is the application's, at the current version, and
+// read unstamped it would take every upgrade again. An update pipeline is
+// sent as is: stamp the version in it.
 func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...options.Lister[options.FindOneAndUpdateOptions]) *SingleResult {
-	return &SingleResult{sr: c.coll.FindOneAndUpdate(ctx, filter, update, opts...), c: c, ctx: ctx, writeBack: true}
+	o := listed(opts)
+	if o.Upsert != nil && *o.Upsert {
+		var err error
+		if update, err = c.stampUpsert(update); err != nil {
+			return &SingleResult{err: err}
+		}
+	}
+	after := o.ReturnDocument != nil && *o.ReturnDocument == options.After
+	return &SingleResult{sr: c.coll.FindOneAndUpdate(ctx, filter, update, opts...), c: c, ctx: ctx, writeBack: after && o.Projection == nil}
+}
+
+// listed is the options opts set, as the driver reads them
+// (mongoutil.NewOptions: a nil or typed-nil lister and a nil setter are
+// skipped).
+func listed[T any](opts []options.Lister[T]) *T {
+	o := new(T)
+	for _, l := range opts {
+		if l == nil || reflect.ValueOf(l).IsNil() {
+			continue
+		}
+		for _, set := range l.List() {
+			if set != nil {
+				_ = set(o) // the driver reports a setter's error when it runs the operation
+			}
+		}
+	}
+	return o
 }
 
 // FindOneAndReplace is mongo.Collection.FindOneAndReplace with the
@@ -36,13 +75,15 @@ func (c *Collection) FindOneAndReplace(ctx context.Context, filter, replacement 
 	return &SingleResult{sr: c.coll.FindOneAndReplace(ctx, filter, doc, opts...), c: c, ctx: ctx}
 }
 
-// Find is mongo.Collection.Find; the cursor upgrades each document.
+// Find is mongo.Collection.Find; the cursor upgrades each document. As
+// with FindOne, projected documents are never written back.
 func (c *Collection) Find(ctx context.Context, filter any, opts ...options.Lister[options.FindOptions]) (*Cursor, error) {
+	whole := listed(opts).Projection == nil
 	cur, err := c.coll.Find(ctx, filter, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Cursor{cur: cur, c: c}, nil
+	return &Cursor{cur: cur, c: c, writeBack: whole}, nil
 }
 
 // SingleResult is mongo.SingleResult for one document of a versioned
@@ -114,10 +155,11 @@ type Cursor struct {
 	// upgraded: Decode returns why.
 	Current bson.Raw
 
-	cur    *mongo.Cursor
-	c      *Collection
-	docErr error
-	up     bool
+	cur       *mongo.Cursor
+	c         *Collection
+	writeBack bool
+	docErr    error
+	up        bool
 }
 
 // Next advances to the next document and upgrades it. A document that
@@ -135,7 +177,7 @@ func (cu *Cursor) step(ctx context.Context, ok bool) bool {
 		return false
 	}
 	raw := cu.cur.Current
-	cu.Current, cu.up, cu.docErr = cu.c.upgrade(ctx, raw, true, false)
+	cu.Current, cu.up, cu.docErr = cu.c.upgrade(ctx, raw, cu.writeBack, false)
 	if cu.docErr != nil {
 		cu.Current = nil
 	}

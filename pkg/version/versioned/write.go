@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -96,4 +97,77 @@ func (c *Collection) marshal(doc any) (bson.Raw, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// stampUpsert adds $setOnInsert of the current version to an update
+// document that names no version field path in any operator. Other forms
+// (a pipeline) are returned as they are.
+func (c *Collection) stampUpsert(update any) (any, error) {
+	var d bson.D
+	switch u := update.(type) {
+	case bson.D:
+		d = u
+	case bson.M:
+		d = make(bson.D, 0, len(u))
+		for k, v := range u {
+			d = append(d, bson.E{Key: k, Value: v})
+		}
+	case bson.Raw:
+		if err := bson.Unmarshal(u, &d); err != nil {
+			return nil, fmt.Errorf("%s: decode update: %w", c.name, err)
+		}
+	default:
+		return update, nil
+	}
+	field := c.reg.Field()
+	stamp, err := c.reg.Stamp(c.name, nil)
+	if err != nil {
+		return nil, err // *version.UnknownCollectionError
+	}
+	out := make(bson.D, 0, len(d)+1)
+	onInsert := -1
+	for _, e := range d {
+		if len(e.Key) == 0 || e.Key[0] != '$' {
+			return update, nil // a replacement: the driver refuses it
+		}
+		fields, err := operand(e.Value)
+		if err != nil {
+			return update, nil // not a document: the server says why
+		}
+		for _, f := range fields {
+			if f.Key == field || strings.HasPrefix(f.Key, field+".") {
+				return update, nil // the application sets it itself
+			}
+		}
+		if e.Key == "$setOnInsert" {
+			onInsert = len(out)
+			e.Value = append(fields[:len(fields):len(fields)], stamp...)
+		}
+		out = append(out, e)
+	}
+	if onInsert < 0 {
+		out = append(out, bson.E{Key: "$setOnInsert", Value: stamp})
+	}
+	return out, nil
+}
+
+// operand is an update operator's document as bson.D.
+func operand(v any) (bson.D, error) {
+	switch o := v.(type) {
+	case bson.D:
+		return o, nil
+	case bson.M:
+		d := make(bson.D, 0, len(o))
+		for k, x := range o {
+			d = append(d, bson.E{Key: k, Value: x})
+		}
+		return d, nil
+	}
+	raw, err := bson.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var d bson.D
+	err = bson.Unmarshal(raw, &d)
+	return d, err
 }

@@ -227,7 +227,9 @@ func (q *queue) drain(batch []item) {
 }
 
 // flush sends batch as one unordered bulk write of guarded updates (a
-// document queued twice is written once) and returns it emptied.
+// document queued twice is written once, from the later read: an earlier
+// one may have been read before another writer's change, and lose) and
+// returns it emptied.
 func (q *queue) flush(ctx context.Context, batch []item) []item {
 	if len(batch) == 0 {
 		return batch
@@ -235,7 +237,8 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 	c := q.c
 	models := make([]mongo.WriteModel, 0, len(batch))
 	seen := make(map[string]bool, len(batch))
-	for _, it := range batch {
+	for i := len(batch) - 1; i >= 0; i-- {
+		it := batch[i]
 		idv := it.before.Lookup("_id")
 		key := string(rune(idv.Type)) + string(idv.Value)
 		if seen[key] {
@@ -243,7 +246,7 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 			continue
 		}
 		seen[key] = true
-		d, err := delta(it)
+		d, err := c.delta(it)
 		if err != nil {
 			c.stats.failed.Add(1)
 			c.event(Event{Kind: Failed, ID: idOf(it.before), Count: 1, Err: err})
@@ -275,7 +278,7 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 }
 
 // delta is the guarded update of one queued write-back.
-func delta(it item) (version.Delta, error) {
+func (c *Collection) delta(it item) (version.Delta, error) {
 	var b, a bson.D
 	if err := bson.Unmarshal(it.before, &b); err != nil {
 		return version.Delta{}, err
@@ -283,5 +286,5 @@ func delta(it item) (version.Delta, error) {
 	if err := bson.Unmarshal(it.after, &a); err != nil {
 		return version.Delta{}, err
 	}
-	return version.DeltaOf(b, a)
+	return c.reg.DeltaFor(c.name, b, a)
 }

@@ -39,6 +39,13 @@ var StoredVersions = []StoredVersion{
 	// Doubles are exact whole numbers only below 2^53.
 	{Name: "double 2^53", Value: float64(1 << 53), Sandbox: true},
 	{Name: "double 1e300", Value: 1e300, Sandbox: true},
+	// MongoDB's comparisons with NaN are all false but $eq
+	// (expression_leaf.cpp, ComparisonMatchExpressionBase::compare), so
+	// neither {$lt: 0} nor {$gte: 2^53} finds it. FerretDB drops the
+	// connection on a NaN and refuses infinities.
+	{Name: "double NaN", Value: math.NaN()},
+	{Name: "double +Inf", Value: math.Inf(1)},
+	{Name: "double -Inf", Value: math.Inf(-1)},
 	{Name: "array [1, 2]", Value: bson.A{int32(1), int32(2)}, Sandbox: true},
 	{Name: "array [0, 5]", Value: bson.A{int32(0), int32(5)}, Sandbox: true},
 	{Name: "array [1]", Value: bson.A{int32(1)}, Sandbox: true},
@@ -63,5 +70,5 @@ func (s StoredVersion) Doc(id any) bson.D {
 // one invalid value no query operator tells from a version without $expr.
 func (s StoredVersion) Fractional() bool {
 	f, ok := s.Value.(float64)
-	return ok && f != math.Trunc(f)
+	return ok && !math.IsNaN(f) && f != math.Trunc(f)
 }
