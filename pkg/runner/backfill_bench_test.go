@@ -30,8 +30,8 @@ func v0User(i int) bson.D {
 // handUserModel is 0003_user_contact's upgrade written by hand into the
 // same guarded write model the backfill builds.
 func handUserModel(d bson.D) mongo.WriteModel {
-	var id, email, legacy any
-	hasEmail, hasLegacy, hasStatus := false, false, false
+	var id, email, legacy, status, contact any
+	hasEmail, hasLegacy, hasStatus, hasContact := false, false, false, false
 	for _, e := range d {
 		switch e.Key {
 		case "_id":
@@ -41,7 +41,9 @@ func handUserModel(d bson.D) mongo.WriteModel {
 		case "legacyId":
 			legacy, hasLegacy = e.Value, true
 		case "status":
-			hasStatus = true
+			status, hasStatus = e.Value, true
+		case "contact":
+			contact, hasContact = e.Value, true
 		}
 	}
 	// A correct guard never matches an array holding the old value
@@ -70,6 +72,26 @@ func handUserModel(d bson.D) mongo.WriteModel {
 	}
 	// A correct write-back guards the server-side backfill's step marker.
 	filter = append(filter, bson.E{Key: "_mongomig_step", Value: bson.D{{Key: "$exists", Value: false}}})
+	// And every field the upgrade read but left alone, as read: a writer
+	// who set one since (an email the rename should have moved) must make
+	// the write match nothing.
+	same := func(k string, v any, had bool) {
+		if had {
+			filter = append(filter, bson.E{Key: k, Value: bson.D{{Key: "$eq", Value: v}, notArray}})
+		} else {
+			filter = append(filter, bson.E{Key: k, Value: bson.D{{Key: "$exists", Value: false}}})
+		}
+	}
+	if !hasEmail {
+		same("email", nil, false)
+		same("contact", contact, hasContact)
+	}
+	if hasStatus {
+		same("status", status, true)
+	}
+	if !hasLegacy {
+		same("legacyId", nil, false)
+	}
 	update := bson.D{{Key: "$set", Value: set}}
 	if len(unset) > 0 {
 		update = append(update, bson.E{Key: "$unset", Value: unset})

@@ -206,8 +206,11 @@ func (r *Runner) runPlan(ctx context.Context, coll *mongo.Collection, p *version
 		}
 		if len(u.Guard) > 0 {
 			// Documents the guard excluded (a default whose field exists)
-			// only advance.
-			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k)}}}
+			// only advance: exactly those (the guard's negation), so a
+			// document that appeared since the guarded update (an old
+			// application's insert) is not advanced past the step.
+			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k),
+				bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$and", Value: guardClauses(u.Guard)}}}}}}}}
 			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k + 1)}}}}); err != nil {
 				return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
 			}

@@ -79,7 +79,10 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 		up, changed, err := r.registry.Upgrade(name, d)
 		var delta version.Delta
 		if err == nil && changed {
-			delta, err = version.DeltaOf(d, up)
+			// Guards what the upgrade read as well as what it writes (see
+			// Registry.DeltaFor): a writer who changed a source since the read
+			// makes the write match nothing.
+			delta, err = r.registry.DeltaFor(name, d, up)
 		}
 		if err == nil && changed && enforce {
 			// An upgrade that fails the schema it upgrades to is a failure,
