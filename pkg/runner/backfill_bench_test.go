@@ -178,7 +178,7 @@ func BenchmarkBackfillMemory(b *testing.B) {
 			db := sandboxtest.Connect(b, uri).Database("app")
 			docs := make([]any, 0, 1000)
 			for i := 0; i < n; i++ {
-				docs = append(docs, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "name", Value: fmt.Sprint("user ", i)}, {Key: "email", Value: "e@x"}, {Key: "contact", Value: "not a document"}})
+				docs = append(docs, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "name", Value: fmt.Sprint("user ", i)}, {Key: "email", Value: fmt.Sprintf("u%d@x", i)}, {Key: "contact", Value: "not a document"}})
 				if len(docs) == cap(docs) || i == n-1 {
 					if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
 						b.Fatal(err)
@@ -187,6 +187,9 @@ func BenchmarkBackfillMemory(b *testing.B) {
 				}
 			}
 			r := newRunner(b, db, samples(b))
+			if _, err := r.Up(ctx); err != nil { // backfill needs the migrations applied
+				b.Fatal(err)
+			}
 			var peak uint64
 			for b.Loop() {
 				runtime.GC()
