@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -145,7 +146,11 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 			if !(*cur).Next(ctx) {
 				break
 			}
-			ids = append(ids, (*cur).Current.Lookup("_id"))
+			// A copy: Current's bytes belong to the cursor and may be
+			// reused once it moves on.
+			id := (*cur).Current.Lookup("_id")
+			id.Value = bytes.Clone(id.Value)
+			ids = append(ids, id)
 		}
 		if err := (*cur).Err(); err != nil {
 			_ = (*cur).Close(context.WithoutCancel(ctx))
