@@ -19,17 +19,7 @@ import (
 // no line ends in spaces, and the version column says what it is.
 func TestStatusTable(t *testing.T) {
 	dir := sampleSandbox(t)
-	migs := t.TempDir()
-	files, _ := filepath.Glob("../../migrations/*.yaml")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(migs, filepath.Base(f)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migs := copySamples(t)
 	long := "description: A collection with a long name.\ncollections:\n  audit_events_of_the_billing_subsystem:\n" +
 		"    validator:\n      $jsonSchema: {bsonType: object, required: [kind]}\n    upgrade:\n      - default: {kind: unknown}\n"
 	if err := os.WriteFile(filepath.Join(migs, "0005_add_audit_events_of_the_billing_subsystem.yaml"), []byte(long), 0o644); err != nil {
@@ -91,17 +81,7 @@ func TestStatusTable(t *testing.T) {
 // (issue 17, finding 10).
 func TestStatusQuotesLedgerFileNames(t *testing.T) {
 	dir := sampleSandbox(t)
-	migs := t.TempDir()
-	files, _ := filepath.Glob("../../migrations/*.yaml")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(migs, filepath.Base(f)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migs := copySamples(t)
 	args := func(a ...string) []string { return append([]string{"--embedded", dir, "--dir", migs}, a...) }
 	if r := run(t, false, args("up")...); r.code != ExitOK {
 		t.Fatalf("up: exit %d\n%s", r.code, r.stderr)
@@ -125,4 +105,21 @@ func TestStatusQuotesLedgerFileNames(t *testing.T) {
 	if !strings.Contains(out, `"0004_\x1b[31mred\n0009_forged.yaml: error: forged line"`) {
 		t.Fatalf("status does not show the ledger's file name quoted (exit %d):\n%s", r.code, out)
 	}
+}
+
+// copySamples copies the sample migrations into a new directory.
+func copySamples(t *testing.T) string {
+	t.Helper()
+	migs := t.TempDir()
+	files, _ := filepath.Glob("../../migrations/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(migs, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return migs
 }
