@@ -155,7 +155,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 			}
 			// A document partway through a server-side upgrade is at no
 			// version a downgrade knows: finish it first.
-			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, bson.D{{Key: version.MarkerField, Value: bson.D{{Key: "$exists", Value: true}}}})
+			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, version.Marked())
 			if err != nil {
 				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // writes lists the names of the commands in cmds that change the server.
@@ -148,5 +149,39 @@ func TestDownDowngradesDataBeforeValidatorsAndIndexes(t *testing.T) {
 	n, err := db.Collection("users").CountDocuments(ctx, bson.D{{Key: "version", Value: bson.D{{Key: "$exists", Value: true}}}})
 	if err != nil || n != 0 {
 		t.Fatalf("%d users still carry a version after down to 2 (%v)", n, err)
+	}
+}
+
+// Only a backfill's own marker makes a document partway: a field of that
+// name the application wrote (left alone on a current document) does not
+// block down, and a real marker still does.
+func TestDownPartwayMeansABackfillMarker(t *testing.T) {
+	ctx := context.Background()
+	db, _, r := sampleApplied(t)
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DownTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	users := db.Collection("users")
+	var one bson.D
+	if err := users.FindOne(ctx, bson.D{}).Decode(&one); err != nil {
+		t.Fatal(err)
+	}
+	id := one[0].Value
+	set := func(v any) {
+		t.Helper()
+		if _, err := users.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: v}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(1)}, {Key: "to", Value: int32(3)}, {Key: "step", Value: int32(1)}})
+	if _, err := r.DownTo(ctx, 2); !errors.Is(err, runner.ErrPartway) {
+		t.Fatalf("DownTo(2) with a backfill marker = %v, want ErrPartway", err)
+	}
+	set("the application's own value")
+	if _, err := r.DownTo(ctx, 2); err != nil {
+		t.Fatalf("DownTo(2) with a user's field named %s: %v", version.MarkerField, err)
 	}
 }

@@ -109,6 +109,13 @@ func (p *ServerPlan) Marker(k int) bson.D {
 	}
 }
 
+// Marked is the filter clause matching the documents that carry a backfill
+// marker of any plan (its "mongomig" tag), not a field of that name that
+// is the application's own.
+func Marked() bson.D {
+	return bson.D{{Key: MarkerField + ".mongomig", Value: markerTag}}
+}
+
 // MarkerIs is the filter clause matching the documents whose marker is
 // exactly p.Marker(k) (never an array holding it); for k = 0, those
 // without a marker.
