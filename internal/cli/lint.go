@@ -63,8 +63,9 @@ func renderLint(o *output, r *runner.LintReport) {
 			o.printf("    %s %s\n", o.faint("hint:"), p.Hint)
 		}
 	}
+	n := filesChecked(r)
 	summary := fmt.Sprintf("%d migration%s checked, %d error%s, %d warning%s",
-		len(r.Migrations), plural(len(r.Migrations)), r.Errors, plural(r.Errors), r.Warnings, plural(r.Warnings))
+		n, plural(n), r.Errors, plural(r.Errors), r.Warnings, plural(r.Warnings))
 	if r.OK() {
 		o.printf("%s\n", o.green(summary))
 	} else {
@@ -140,4 +141,20 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// filesChecked counts the migration files lint read: those that parsed
+// and those with problems of their own (a directory-wide problem, such as
+// an empty directory, names no file).
+func filesChecked(r *runner.LintReport) int {
+	files := map[string]bool{}
+	for _, m := range r.Migrations {
+		files[m.File] = true
+	}
+	for _, p := range r.Problems {
+		if p.File != "" && p.File != "." {
+			files[p.File] = true
+		}
+	}
+	return len(files)
 }
