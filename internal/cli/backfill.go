@@ -120,6 +120,9 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		if c.ServerSideNote != "" {
 			o.printf("  %s\n", c.ServerSideNote)
 		}
+		if c.Ranges > 0 {
+			o.printf("  %d _id ranges shared by the workers; split points: %s\n", c.Ranges, c.RangeSplit)
+		}
 		if c.RangesNote != "" {
 			o.printf("  %s\n", c.RangesNote)
 		}
