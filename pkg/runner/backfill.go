@@ -333,6 +333,7 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}()
 	w := &clientWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp,
 		save: save, saved: &saved, failed: failed, idOnly: !opts.guarded.Available, remaining: remaining}
+	resumeFrom := cp.LastID
 	stop, err := w.run(ctx)
 	if err != nil {
 		return cb, err
@@ -350,6 +351,17 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		return cb, save()
 	}
 	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	if err == nil && left > 0 && resumed && resumeFrom != nil {
+		// This walk began where a stopped run left off, and documents
+		// below the target remain: those before that point (failures the
+		// stopped run met, an old writer's) are walked now, so that this
+		// run lists them and its exit status says they remain.
+		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil || stop != "" {
+			*stopped = stop
+			return cb, errors.Join(err, save())
+		}
+		left, err = coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	}
 	if err != nil {
 		_ = save()
 		return cb, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)

@@ -38,6 +38,14 @@ type clientWalk struct {
 	arena []byte
 }
 
+// rewalkHead walks the documents up to and including resumeFrom, where
+// the walk that just finished began (see Runner.backfillCollection).
+func (w *clientWalk) rewalkHead(ctx context.Context, resumeFrom any) (stopped string, err error) {
+	w.bounds = bson.D{{Key: "_id", Value: bson.D{{Key: "$lte", Value: resumeFrom}}}}
+	w.cp.LastID = nil
+	return w.run(ctx)
+}
+
 // run walks to the end, or until ctx ends or the deadline passes (it then
 // returns "interrupted" or "deadline" and the caller saves the checkpoint).
 func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {

@@ -192,3 +192,41 @@ func TestBackfillFailuresRemain(t *testing.T) {
 	}
 	checkItems(t, db, 21)
 }
+
+// A run that resumes where a stopped one left off still lists the
+// failures behind that point, and says they remain (exit 1 in the CLI):
+// found by a new-user trial, where the resumed run exited 0 with
+// failed: [] while status counted the bad documents.
+func TestBackfillResumedListsFailuresBehindTheCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	bad := bson.NewObjectID() // the first _id: behind any checkpoint
+	if _, err := db.Collection("items").InsertOne(ctx, bson.D{{Key: "_id", Value: bad}, {Key: "i", Value: int32(-1)}, {Key: "n", Value: "not a number"}}); err != nil {
+		t.Fatal(err)
+	}
+	insertItems(t, db, 40)
+	r := counterRunner(t, db)
+	cctx, cancel := context.WithCancel(ctx)
+	runner.SetHook(r, func(point string, _ int64, i int) {
+		if point == "backfill.batch" && i == 2 {
+			cancel()
+		}
+	})
+	res, err := r.Backfill(cctx, runner.BackfillOptions{Batch: 10})
+	if err != nil || res.Stopped != "interrupted" {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	runner.SetHook(r, nil)
+	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Collections[0]
+	if !c.Resumed || !c.Complete || c.Proven || !res.FailuresRemain() || len(c.Failed) != 1 ||
+		c.Failed[0].Count != 1 || !strings.Contains(strings.Join(c.Failed[0].ExampleIDs, " "), bad.Hex()) {
+		t.Fatalf("resumed run = %+v: want the bad document behind the checkpoint listed once", c)
+	}
+	if c.TotalUpgraded != 40 {
+		t.Errorf("total upgraded = %d, want 40", c.TotalUpgraded)
+	}
+}
