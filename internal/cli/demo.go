@@ -189,9 +189,20 @@ func demoDatabase(ctx context.Context, db *mongo.Database, dir string) (fresh bo
 	if slices.Contains(names, demoMarker) {
 		return false, nil
 	}
+	// Other databases of the directory count too: --db elsewhere, then
+	// demo, would put the demo's data beside a team's.
+	dbs, err := db.Client().ListDatabaseNames(ctx, bson.D{})
+	if err != nil {
+		return false, fmt.Errorf("list the sandbox's databases: %w", err)
+	}
+	for _, d := range dbs {
+		if d != db.Name() && d != "admin" && d != "local" && d != "config" {
+			names = append(names, d+".*")
+		}
+	}
 	if len(names) > 0 {
 		slices.Sort(names)
-		return false, usageError(fmt.Errorf("%s holds data a demo did not load (collections %s): the demo changes the data it finds, so it runs only on an empty directory or one a previous demo made; use another --embedded directory, or none (a temporary one)",
+		return false, usageError(fmt.Errorf("%s holds data a demo did not load (%s): the demo changes the data it finds, so it runs only on an empty directory or one a previous demo made; use another --embedded directory, or none (a temporary one)",
 			dir, strings.Join(names, ", ")))
 	}
 	if _, err := db.Collection(demoMarker).InsertOne(ctx, bson.D{{Key: "_id", Value: "demo"}, {Key: "note", Value: "made by mongomig demo, which may reuse this database"}}); err != nil {

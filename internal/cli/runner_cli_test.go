@@ -182,7 +182,7 @@ func TestDemoRefusesDataItDidNotLoad(t *testing.T) {
 		}
 	})
 	r := run(t, false, "--embedded", dir, "demo")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "holds data a demo did not load (collections users)") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "holds data a demo did not load (users)") {
 		t.Fatalf("demo on someone's data: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	sandboxtest.InDir(t, dir, "app", func(db *mongo.Database) {
@@ -191,6 +191,16 @@ func TestDemoRefusesDataItDidNotLoad(t *testing.T) {
 			t.Errorf("after the refused demo the database holds %v (%v), want only users", names, err)
 		}
 	})
+	// Data in another database of the directory (--db shop) counts too.
+	other := t.TempDir()
+	sandboxtest.InDir(t, other, "shop", func(db *mongo.Database) {
+		if _, err := db.Collection("orders").InsertOne(context.Background(), bson.D{{Key: "n", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if r := run(t, false, "--embedded", other, "demo"); r.code != ExitUsage || !strings.Contains(r.stderr, "holds data a demo did not load (shop.*)") {
+		t.Fatalf("demo beside another database: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 func TestBackfillCommand(t *testing.T) {
@@ -280,6 +290,10 @@ func TestBackfillLeaseVisibleAndReleasable(t *testing.T) {
 	if r := run(t, false, sandboxArgs(dir, "unlock", "--force", "backfill:user")...); r.code != ExitUsage ||
 		!strings.Contains(r.stderr, "no lease backfill:user is held; did you mean backfill:users?") {
 		t.Fatalf("unlock --force backfill:user: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := run(t, false, sandboxArgs(dir, "unlock", "--force", "users")...); r.code != ExitUsage ||
+		!strings.Contains(r.stderr, "no lease users is held; did you mean backfill:users?") {
+		t.Fatalf("unlock --force users: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := run(t, false, sandboxArgs(dir, "unlock", "backfill:users")...); r.code != ExitFailure ||
 		!strings.Contains(r.stderr, "the lease backfill:users is held by killed-backfill") {

@@ -126,6 +126,12 @@ func checkLeaseName(name string, leases []runner.Lease) error {
 		}
 		names[i] = l.Name
 	}
+	for _, n := range names {
+		// The likeliest slip: a backfill lease named without its prefix.
+		if strings.HasSuffix(n, ":"+name) {
+			return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, n, strings.Join(names, ", ")))
+		}
+	}
 	if near, ok := suggest.Closest(name, names); ok {
 		return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, near, strings.Join(names, ", ")))
 	}
