@@ -78,6 +78,12 @@ func (r *Registry) setKnown(cfg config) {
 	}
 }
 
+// CheckCollection returns an [*UnknownCollectionError] for a collection
+// that no migration names and [WithCollections] does not declare (nil if
+// it is known, or with [AllowUnknownCollections]): what every upgrade,
+// stamp and validation of a document of coll would return.
+func (r *Registry) CheckCollection(coll string) error { return r.checkKnown(coll) }
+
 // checkKnown returns an [*UnknownCollectionError] for a collection that
 // is neither named by a migration nor declared.
 func (r *Registry) checkKnown(coll string) error {

@@ -16,6 +16,9 @@ import (
 // is never written back: its upgrade is not the stored document's (a
 // step on a field it left out did nothing).
 func (c *Collection) FindOne(ctx context.Context, filter any, opts ...options.Lister[options.FindOneOptions]) *SingleResult {
+	if err := c.reg.CheckCollection(c.name); err != nil {
+		return &SingleResult{err: err}
+	}
 	whole := listed(opts).Projection == nil
 	return &SingleResult{sr: c.coll.FindOne(ctx, filter, opts...), c: c, ctx: ctx, writeBack: whole}
 }
@@ -34,6 +37,9 @@ func (c *Collection) FindOne(ctx context.Context, filter any, opts ...options.Li
 // read unstamped it would take every upgrade again. An update pipeline is
 // sent as is: stamp the version in it.
 func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...options.Lister[options.FindOneAndUpdateOptions]) *SingleResult {
+	if err := c.reg.CheckCollection(c.name); err != nil {
+		return &SingleResult{err: err} // before the update is sent
+	}
 	o := listed(opts)
 	if o.Upsert != nil && *o.Upsert {
 		var err error
@@ -78,6 +84,9 @@ func (c *Collection) FindOneAndReplace(ctx context.Context, filter, replacement 
 // Find is mongo.Collection.Find; the cursor upgrades each document. As
 // with FindOne, projected documents are never written back.
 func (c *Collection) Find(ctx context.Context, filter any, opts ...options.Lister[options.FindOptions]) (*Cursor, error) {
+	if err := c.reg.CheckCollection(c.name); err != nil {
+		return nil, err
+	}
 	whole := listed(opts).Projection == nil
 	cur, err := c.coll.Find(ctx, filter, opts...)
 	if err != nil {

@@ -109,4 +109,19 @@ func TestUnknownCollectionIsRefused(t *testing.T) {
 	if err := users.FindOne(ctx, bson.D{}).Decode(&u); !errors.Is(err, version.ErrUnknownCollection) {
 		t.Errorf("FindOne: %v", err)
 	}
+	// An empty result is no excuse: the typo is reported before any
+	// query (it used to read as "no documents in result").
+	if err := users.FindOne(ctx, bson.D{{Key: "name", Value: "nobody"}}).Decode(&u); !errors.Is(err, version.ErrUnknownCollection) {
+		t.Errorf("FindOne matching nothing: %v", err)
+	}
+	if _, err := users.Find(ctx, bson.D{{Key: "name", Value: "nobody"}}); !errors.Is(err, version.ErrUnknownCollection) {
+		t.Errorf("Find matching nothing: %v", err)
+	}
+	if err := users.FindOneAndUpdate(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "name", Value: "y"}}}}).Err(); !errors.Is(err, version.ErrUnknownCollection) {
+		t.Errorf("FindOneAndUpdate: %v", err)
+	}
+	var stored bson.D
+	if err := raw.FindOne(ctx, bson.D{}).Decode(&stored); err != nil || stored[1].Value != "x" {
+		t.Errorf("the refused update changed the document: %v %v", stored, err)
+	}
 }
