@@ -85,7 +85,7 @@ func (e *env) renderStatus(st *runner.Status) {
 	}
 	rows = [][]cell{{{text: "collection", paint: o.faint}, {text: "validator", paint: o.faint}, {text: "documents", paint: o.faint}, {text: "upgrade target", paint: o.faint}}}
 	for _, c := range st.Collections {
-		docs := documentsText(c.Documents)
+		docs := versionsText(c.Documents)
 		if !counted {
 			docs = "-"
 		}
@@ -135,21 +135,6 @@ func validatorText(c runner.CollectionStatus) string {
 		s += " [" + strings.Join(bs, ", ") + "]"
 	}
 	return s
-}
-
-func documentsText(vs []runner.VersionCount) string {
-	var docs []string
-	for _, d := range vs {
-		if d.Invalid != "" {
-			docs = append(docs, fmt.Sprintf("invalid %s: %d", d.Invalid, d.Count))
-		} else {
-			docs = append(docs, fmt.Sprintf("v%d: %d", d.Version, d.Count))
-		}
-	}
-	if len(docs) == 0 {
-		return "none"
-	}
-	return strings.Join(docs, ", ")
 }
 
 // upgradedToText is the upgrade target: the document version the applied
