@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -130,12 +131,17 @@ func (c *chain) index(versionField string) {
 		return len(names) - 1
 	}
 	for li := range c.links {
-		for si := range c.links[li].steps {
-			for fi := range c.links[li].steps[si].fields {
-				f := &c.links[li].steps[si].fields[fi]
+		l := &c.links[li]
+		l.readsAll = l.missing != ""
+		for si := range l.steps {
+			l.readsAll = l.readsAll || l.steps[si].op == migration.OpFunc
+			for fi := range l.steps[si].fields {
+				f := &l.steps[si].fields[fi]
 				f.slot = add(f.segs[0])
+				l.reads = appendNew(l.reads, f.segs[0])
 				if f.toSg != nil {
 					f.toSlot = add(f.toSg[0])
+					l.reads = appendNew(l.reads, f.toSg[0])
 				}
 			}
 		}
@@ -156,6 +162,11 @@ type link struct {
 	// missing and missingDown name an unregistered func of the upgrade or
 	// the downgrade, with AllowMissingFuncs.
 	missing, missingDown string
+	// reads are the top-level fields the declarative steps name (sources
+	// and targets), readsAll that a func step may read any field: what a
+	// write-back guards beyond the fields it writes (see DeltaFor).
+	reads    []string
+	readsAll bool
 }
 
 func (c *chain) current() int64 {
@@ -351,4 +362,12 @@ func (r *Registry) MissingFuncs(coll string) []MissingFunc {
 		}
 	}
 	return out
+}
+
+// appendNew appends s to list unless it holds it already.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

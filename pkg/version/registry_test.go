@@ -2,6 +2,7 @@ package version_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -338,4 +339,32 @@ func TestValidate(t *testing.T) {
 
 func newRegistryForFuzz() (*version.Registry, error) {
 	return version.New(chainFS, version.WithFunc("splitName", splitName))
+}
+
+// A func step may read any field, so a write-back after one guards every
+// field as read (DeltaFor's doc): a writer who changed nickname, which the
+// upgrade left alone but a func could have used, makes it match nothing.
+// Before the guard was precomputed per migration, this case was silently
+// skipped (readKeys never reported a func).
+func TestDeltaForGuardsEveryFieldAfterAFunc(t *testing.T) {
+	r := newRegistry(t)
+	before := bson.D{{Key: "_id", Value: int32(1)}, {Key: "name", Value: "Ada Lovelace"}, {Key: "nickname", Value: "ada"}, {Key: "version", Value: int32(2)}}
+	after, changed, err := r.Upgrade("users", before)
+	if err != nil || !changed {
+		t.Fatalf("upgrade: %v %v", changed, err)
+	}
+	d, err := r.DeltaFor("users", before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nick any
+	for _, e := range d.Filter {
+		if e.Key == "nickname" {
+			nick = e.Value
+		}
+	}
+	want := bson.D{{Key: "$eq", Value: "ada"}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}
+	if !reflect.DeepEqual(nick, want) {
+		t.Fatalf("filter %v: nickname guarded as %v, want %v", d.Filter, nick, want)
+	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-
-	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // Delta is the guarded update that writes an upgrade back: $set and
@@ -176,50 +174,30 @@ func (r *Registry) DeltaFor(coll string, before, after bson.D) (Delta, error) {
 		return d, err
 	}
 	from, _ := r.VersionOf(coll, before)
-	keys, all := r.readKeys(coll, from)
-	if all {
-		for _, e := range before {
-			keys = append(keys, e.Key)
-		}
-	}
-	for _, k := range keys {
+	guardRead := func(k string) {
 		if k == "_id" || hasKey(d.Filter, k) {
-			continue
+			return
 		}
 		old, had := lookupD(before, k)
 		d.Filter = append(d.Filter, guard(k, old, had))
 	}
-	return d, nil
-}
-
-// readKeys lists the top-level fields the declarative steps of coll's
-// upgrade from version from name; all is true when one of them is a
-// func, which may read any field the document has.
-func (r *Registry) readKeys(coll string, from int64) (keys []string, all bool) {
-	ch := r.chains[coll]
-	if ch == nil {
-		return nil, false
-	}
-	for i := range ch.links {
-		l := &ch.links[i]
-		if l.version <= from {
-			continue
-		}
-		all = all || l.missing != ""
-		for _, s := range l.steps {
-			if s.op == migration.OpFunc {
-				all = true
-				continue
-			}
-			for _, f := range s.fields {
-				keys = append(keys, f.segs[0])
-				if f.toSg != nil {
-					keys = append(keys, f.toSg[0])
+	all := false
+	if ch := r.chains[coll]; ch != nil {
+		for i := range ch.links {
+			if l := &ch.links[i]; l.version > from {
+				all = all || l.readsAll
+				for _, k := range l.reads {
+					guardRead(k)
 				}
 			}
 		}
 	}
-	return keys, false
+	if all {
+		for _, e := range before {
+			guardRead(e.Key)
+		}
+	}
+	return d, nil
 }
 
 func hasKey(d bson.D, k string) bool {
