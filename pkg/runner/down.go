@@ -207,7 +207,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		if err := r.reopen(ctx, d.coll); err != nil {
 			return a, err
 		}
-		n, err := r.downgradeDocuments(ctx, d.coll, d.from)
+		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from)
 		if err != nil {
 			if ctx.Err() != nil {
 				return a, err
@@ -216,7 +216,11 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 				m.File, d.coll, n, err, m.Version)
 		}
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
-		r.cfg.events(Event{Kind: EventDocuments, Version: m.Version, File: m.File, Collection: d.coll, Message: fmt.Sprintf("%s: %d documents downgraded from version %d to %d", d.coll, n, d.from, d.to)})
+		msg := fmt.Sprintf("%s: %d documents downgraded from version %d to %d", d.coll, n, d.from, d.to)
+		if reread > 0 {
+			msg += fmt.Sprintf(" (%d changed by another writer between down's read and its write: that write left them alone, and they were read and downgraded again)", reread)
+		}
+		r.cfg.events(Event{Kind: EventDocuments, Version: m.Version, File: m.File, Collection: d.coll, Message: msg})
 	}
 	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
 	if err != nil {
@@ -252,22 +256,25 @@ func uniqueStrings(list []string) []string {
 const downgradeBatch = 50
 
 // downgradeDocuments rewrites every document of coll at version v with the
-// migration's downgrade in one pass over a cursor in _id order, each as a
-// guarded delta (version.DeltaOf) in unordered bulk writes: a document a
-// concurrent writer changed is left alone and picked up by the next pass,
-// fields the downgrade does not touch are never written. A pass that
-// downgrades nothing while documents remain stops with an error.
-func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (int64, error) {
-	var total int64
+// migration's downgrade in passes over a cursor in _id order, each as a
+// guarded delta ([version.Registry.DowngradeDeltaFor]: the fields the
+// downgrade writes and those it reads, at their values as read) in
+// unordered bulk writes. A document a concurrent writer changed since the
+// read is left alone by that write, counted in reread and downgraded from
+// its new value by the next pass; fields the downgrade neither reads nor
+// touches are never guarded or written. A pass that downgrades nothing
+// while documents remain stops with an error.
+func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (done, reread int64, err error) {
 	for {
 		n, left, err := r.downgradePass(ctx, coll, v)
-		total += n
+		done += n
 		if err != nil || left == 0 {
-			return total, err
+			return done, reread, err
 		}
 		if n == 0 {
-			return total, fmt.Errorf("%d documents keep changing under the downgrade; stop the writers and run down again", left)
+			return done, reread, fmt.Errorf("%d documents keep changing under the downgrade; stop the writers and run down again", left)
 		}
+		reread += left
 	}
 }
 
@@ -291,6 +298,9 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done,
 		if err := fence(ctx); err != nil {
 			return err
 		}
+		if r.hook != nil {
+			r.hook("down.write", v, len(models))
+		}
 		res, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 		if err != nil {
 			return fmt.Errorf("write downgraded documents: %w", err)
@@ -310,7 +320,7 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done,
 			id, _ := lookup(d, "_id")
 			return done, left, fmt.Errorf("downgrade _id %v: %w", id, err)
 		}
-		delta, err := version.DeltaOf(d, out)
+		delta, err := r.registry.DowngradeDeltaFor(coll, d, out, v)
 		if err != nil {
 			return done, left, err
 		}

@@ -167,6 +167,10 @@ type link struct {
 	// write-back guards beyond the fields it writes (see DeltaFor).
 	reads    []string
 	readsAll bool
+	// downReads and downReadsAll are the same for the downgrade (see
+	// DowngradeDeltaFor).
+	downReads    []string
+	downReadsAll bool
 }
 
 func (c *chain) current() int64 {
@@ -217,6 +221,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			l.down, l.missingDown, errs = compileSteps(c.Downgrade, cfg, m.File, c.Name)
 			missing = append(missing, errs...)
 			l.adds = topLevelAdds(l.steps)
+			l.downReads, l.downReadsAll = downgradeReads(l.down, l.missingDown)
 			ch := r.chains[c.Name]
 			if ch == nil {
 				ch = &chain{}
