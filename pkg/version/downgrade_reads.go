@@ -44,7 +44,11 @@ func downgradeReads(steps []step, missing string) (reads []string, all bool) {
 // since (the application setting contact.email, which a downgrade copies
 // back to email) makes it match nothing, so a value computed from the old
 // one never overwrites his change; the caller re-reads the document and
-// downgrades it again.
+// downgrades it again. One exception: a top-level name with a '.' or a
+// leading '$' (MongoDB 5.0 stores them) cannot be named in a filter
+// without $expr (it would be read as a path or an operator), so a func
+// step's read of such a field is not guarded; guarding it as a path would
+// make the write match nothing, every time.
 func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64) (Delta, error) {
 	l := r.chains[coll].find(v)
 	if l == nil || !l.hasDown {
@@ -55,7 +59,7 @@ func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64)
 		return d, err
 	}
 	guardRead := func(k string) {
-		if k == "_id" || hasKey(d.Filter, k) {
+		if k == "_id" || hasKey(d.Filter, k) || !filterable(k) {
 			return
 		}
 		old, had := lookupD(before, k)
@@ -70,4 +74,10 @@ func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64)
 		}
 	}
 	return d, nil
+}
+
+// filterable reports whether a top-level field name can be a filter's key:
+// not an operator, not a path.
+func filterable(k string) bool {
+	return k != "" && k[0] != '$' && !containsDot(k)
 }

@@ -157,3 +157,23 @@ func TestDowngradeWriteInterleavings(t *testing.T) {
 		})
 	}
 }
+
+// A top-level name a filter cannot name ("a.b" is read as a path, "$x" as
+// an operator) is not guarded after a func: its guard would never match.
+func TestDowngradeDeltaForSkipsNamesAFilterCannotHold(t *testing.T) {
+	r := downRegistry(t)
+	before := bson.D{{Key: "_id", Value: int32(1)}, {Key: "a.b", Value: int32(1)}, {Key: "$x", Value: int32(2)}, {Key: "name", Value: bson.D{{Key: "first", Value: "A"}, {Key: "last", Value: "L"}}}, {Key: "version", Value: int32(3)}}
+	after, err := r.Downgrade("users", 3, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.DowngradeDeltaFor("users", before, after, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Filter {
+		if e.Key == "a.b" || e.Key == "$x" {
+			t.Errorf("filter %s guards %q", js(d.Filter), e.Key)
+		}
+	}
+}
