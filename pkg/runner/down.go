@@ -154,13 +154,16 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 				continue
 			}
 			// A document partway through a server-side upgrade is at no
-			// version a downgrade knows: finish it first.
+			// version a downgrade knows: finish it first. Only the marker's
+			// shape counts (version.Marked): a field of that name holding
+			// anything else is the application's, or nothing a backfill
+			// would ever clear.
 			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, version.Marked())
 			if err != nil {
 				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
 			}
 			if partway > 0 {
-				return nil, fmt.Errorf("%w: cannot revert %s: %d %s documents are partway through an interrupted server-side backfill (%s is set); run `mongomig backfill --collection %s` to finish them, then down (nothing was changed)",
+				return nil, fmt.Errorf("%w: cannot revert %s: %d %s documents are partway through an interrupted server-side backfill (their %s holds a backfill's marker); run `mongomig backfill --collection %s` to finish them, then down (nothing was changed)",
 					ErrPartway, m.File, partway, c.Name, version.MarkerField, c.Name)
 			}
 			// Every document at this version or above passes through this
