@@ -14,10 +14,13 @@ import (
 // 1], and {$type: "int"} matches [1]. Every filter therefore excludes
 // arrays with {$not: {$type: "array"}}, and names the number types it
 // accepts, which leaves Decimal128 out (FerretDB knows no "decimal" alias,
-// so the filters never name it). One limit: no query operator without $expr
-// tells an integral double from a fractional one, so a fractional version
-// is matched by VersionBelow only below the target; validate and status
-// report every one.
+// so the filters never name it). A double is a version only without a
+// fraction: {$bitsAllClear: 0} tests no bit but, on MongoDB as on
+// FerretDB, matches only a number that is a whole 64-bit integer
+// (expression_leaf.cpp, BitTestMatchExpression::matchesSingleElement: a
+// NaN or a double with a fraction never matches; $mod would not do, it
+// truncates the double first), so a fractional version is invalid for
+// every filter, whatever its value.
 
 // maxDouble is the bound on a version stored as a double: every whole
 // number below 2^53 is exact as a double, so it compares exactly with
@@ -34,6 +37,10 @@ func versionTypes(v int64) bson.A {
 }
 
 var notArray = bson.D{{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}
+
+// whole is the clause matching a number without a fraction (see the rule
+// above).
+var whole = bson.E{Key: "$bitsAllClear", Value: int32(0)}
 
 // VersionIs is the filter matching exactly the documents at version v:
 // for v = 0 a missing or null version field or a numeric 0, otherwise a
@@ -64,7 +71,7 @@ func (r *Registry) VersionAtLeast(v int64) bson.D {
 	}
 	return bson.D{{Key: "$or", Value: bson.A{
 		ints,
-		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$lt", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}, notArray[0]}}},
+		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: versionValue(v)}, {Key: "$lt", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}, whole, notArray[0]}}},
 	}}}
 }
 
@@ -84,9 +91,9 @@ func (r *Registry) VersionNot(v int64) bson.D {
 }
 
 // VersionInvalid matches the documents whose version field is neither
-// missing, null nor a non-negative number of an accepted type (a double
-// at or above 2^53 is invalid; fractional doubles below it excepted, see
-// the rule above).
+// missing, null nor a non-negative whole number of an accepted type (a
+// double with a fraction, or at or above 2^53, is invalid; see the rule
+// above).
 func (r *Registry) VersionInvalid() bson.D {
 	f := r.field
 	return bson.D{{Key: "$or", Value: bson.A{
@@ -99,6 +106,8 @@ func (r *Registry) VersionInvalid() bson.D {
 		// 0 is a negative one or a NaN; FerretDB refuses a NaN in a filter.
 		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "double"}, {Key: "$not", Value: bson.D{{Key: "$gte", Value: 0}}}}}},
 		bson.D{{Key: f, Value: bson.D{{Key: "$gte", Value: float64(maxDouble)}, {Key: "$type", Value: "double"}}}},
+		// A fraction (a NaN too).
+		bson.D{{Key: f, Value: bson.D{{Key: "$type", Value: "double"}, {Key: "$not", Value: bson.D{whole}}}}},
 	}}}
 }
 

@@ -36,6 +36,8 @@ var StoredVersions = []StoredVersion{
 	{Name: "int64 min", Value: int64(math.MinInt64), Sandbox: true},
 	{Name: "double -1", Value: -1.0, Sandbox: true},
 	{Name: "double 0.5", Value: 0.5, Sandbox: true},
+	// A fraction above the versions too: VersionAtLeast matched it.
+	{Name: "double 2.5", Value: 2.5, Sandbox: true},
 	// Doubles are exact whole numbers only below 2^53.
 	{Name: "double 2^53", Value: float64(1 << 53), Sandbox: true},
 	{Name: "double 1e300", Value: 1e300, Sandbox: true},
@@ -64,11 +66,4 @@ func (s StoredVersion) Doc(id any) bson.D {
 		d = append(d, bson.E{Key: "version", Value: s.Value})
 	}
 	return d
-}
-
-// Fractional reports whether the value is a double with a fraction: the
-// one invalid value no query operator tells from a version without $expr.
-func (s StoredVersion) Fractional() bool {
-	f, ok := s.Value.(float64)
-	return ok && !math.IsNaN(f) && f != math.Trunc(f)
 }
