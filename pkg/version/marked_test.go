@@ -36,6 +36,7 @@ var markedCases = []struct {
 	{"a step that is a string", marker(int32(0), int32(2), "1"), false},
 	{"a from in an array", marker(bson.A{int32(0)}, int32(2), int32(1)), false},
 	{"a negative to", marker(int32(0), int32(-2), int32(1)), false},
+	{"a fractional step", marker(int32(0), int32(2), 1.5), false},
 	{"no step", bson.D{{Key: "mongomig", Value: "backfill"}, {Key: "from", Value: int32(0)}, {Key: "to", Value: int32(2)}}, false},
 }
 

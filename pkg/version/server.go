@@ -112,16 +112,17 @@ func (p *ServerPlan) Marker(k int) bson.D {
 // Marked is the filter matching the documents that carry a backfill
 // marker of any plan: MarkerField holds an object (never an array) whose
 // "mongomig" is the tag and whose from, to and step are non-negative
-// numbers (none of them an array), the shape [ServerPlan.Marker] writes.
+// whole numbers (none of them an array; see the version rule in
+// filter.go), the shape [ServerPlan.Marker] writes.
 // A field of that name holding anything else (a string, the tag alone, a
 // marker in an array) is the application's own or a marker nothing
 // resumes from, and is not matched: the server-side backfill, whose
 // filters name the exact marker, would never clear it. What no filter
 // tells without $expr is left to invariant 3 of MarkerField: an object of
-// that shape with more keys, fractional numbers, or a from that is not the
-// document's version is still matched.
+// that shape with more keys, or a from that is not the document's
+// version, is still matched.
 func Marked() bson.D {
-	num := bson.D{{Key: "$type", Value: bson.A{"int", "long", "double"}}, {Key: "$gte", Value: 0}, notArray[0]}
+	num := bson.D{{Key: "$type", Value: bson.A{"int", "long", "double"}}, {Key: "$gte", Value: 0}, whole, notArray[0]}
 	return bson.D{
 		{Key: MarkerField, Value: bson.D{{Key: "$type", Value: "object"}, notArray[0]}},
 		{Key: MarkerField + ".mongomig", Value: bson.D{{Key: "$eq", Value: markerTag}, notArray[0]}},
