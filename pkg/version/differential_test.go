@@ -163,7 +163,7 @@ func (o outcome) String() string {
 // runServer applies the updates one by one (a failing one stops, as a
 // failing update leaves the document as it was).
 func runServer(ctx context.Context, coll *mongo.Collection, id bson.ObjectID, doc bson.D, models []mongo.WriteModel) outcome {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	full := append(bson.D{{Key: "_id", Value: id}}, doc...)
 	if _, err := coll.InsertOne(ctx, full); err != nil {
