@@ -156,8 +156,13 @@ type checkpoint struct {
 	// Proven: after a complete walk no document below Target remained.
 	Proven bool `bson:"proven"`
 	// Tightened: up has closed the validator window for Target.
-	Tightened bool      `bson:"tightened"`
-	UpdatedAt time.Time `bson:"updatedAt"`
+	Tightened bool `bson:"tightened"`
+	// RangesCounted: Upgraded includes what the _id ranges of Target
+	// upgraded (see backfillWorkers), counted once, when they were all
+	// done or the target proven; until then a total adds their
+	// checkpoints' counts (see Runner.rangesUpgraded).
+	RangesCounted bool      `bson:"rangesCounted"`
+	UpdatedAt     time.Time `bson:"updatedAt"`
 }
 
 // Backfill upgrades the documents below the current version of each
@@ -368,6 +373,14 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
+	if cb.Proven {
+		// The range checkpoints are removed next: what they counted
+		// joins the total first.
+		if err := r.countRanges(ctx, &cp); err != nil {
+			_ = save()
+			return cb, err
+		}
+	}
 	if err := save(); err != nil || !cb.Proven {
 		return cb, err
 	}
@@ -416,7 +429,7 @@ func loadCheckpoint(ctx context.Context, cps *mongo.Collection, name string, tar
 	case cp.Done:
 		// A finished walk: walk again from the start (only documents still
 		// below target match: failures, and old writers' documents).
-		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}, false, nil
+		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened, RangesCounted: cp.RangesCounted}, false, nil
 	}
 	return cp, cp.LastID != nil, nil
 }
