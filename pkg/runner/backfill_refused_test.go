@@ -2,13 +2,16 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -118,6 +121,43 @@ func TestBackfillRefusedWriteIsAFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkRefused(t, db, res, ids, 0)
+	}
+}
+
+// TestBackfillRefusedWriteStopsOnLostLease: a lost lease still stops the
+// backfill at once, also in FerretDB's one-by-one re-run: the lease is
+// removed (as unlock --force does) when the re-run sends its first
+// statement, and the next statement's fence stops it. Persons 14 to 19,
+// after the refused one, stay unwritten.
+func TestBackfillRefusedWriteStopsOnLostLease(t *testing.T) {
+	ctx := context.Background()
+	srv := sandboxtest.Start(t)
+	other := sandboxtest.Connect(t, srv.URI()).Database("app")
+	var once sync.Once
+	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName != "update" || e.Command.Lookup("update").StringValue() != "people" {
+			return
+		}
+		if updates, _ := e.Command.Lookup("updates").Array().Values(); len(updates) == 1 {
+			once.Do(func() {
+				if _, err := other.Collection(runner.DefaultLockCollection).DeleteOne(ctx, bson.D{{Key: "_id", Value: "backfill:people"}}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}}
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(monitor)).Database("app")
+	insertPeople(t, db)
+	r := newRunner(t, db, handleFS)
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Backfill(ctx, runner.BackfillOptions{Batch: people}); !errors.Is(err, runner.ErrLockLost) {
+		t.Fatalf("backfill whose lease was removed: %v; want the lease lost", err)
+	}
+	n, err := db.Collection("people").CountDocuments(ctx, bson.D{{Key: "i", Value: bson.D{{Key: "$gt", Value: colliding}}}, {Key: "version", Value: int32(1)}})
+	if err != nil || n != 0 {
+		t.Errorf("%d people after the refused one were written without the lease (%v)", n, err)
 	}
 }
 
