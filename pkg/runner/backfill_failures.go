@@ -71,6 +71,7 @@ var commandCodes = []int{
 	13,    // Unauthorized
 	50,    // MaxTimeMSExpired
 	262,   // ExceededTimeLimit
+	8000,  // AtlasError: Atlas's answer to an action the user may not take
 	11601, // Interrupted
 }
 

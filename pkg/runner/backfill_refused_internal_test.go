@@ -39,6 +39,7 @@ func TestWriteFailureWording(t *testing.T) {
 		{ferretDup, true},
 		{mongo.CommandError{Code: 1, Message: "database is locked"}, false}, // internal to the server
 		{mongo.CommandError{Code: 13, Message: "not authorized"}, false},
+		{mongo.WriteException{WriteErrors: []mongo.WriteError{{Code: 8000, Message: "user is not allowed to do action [update]"}}}, false},
 		{mongo.WriteException{WriteErrors: []mongo.WriteError{{Code: 11600}}}, false}, // transient
 		{mongo.WriteException{WriteErrors: []mongo.WriteError{{Code: 11000}}}, true},
 		{mongo.WriteException{WriteErrors: []mongo.WriteError{{Code: 11000}}, WriteConcernError: &mongo.WriteConcernError{Code: 64}}, false},
