@@ -85,10 +85,11 @@ func refusesDocument(code int) bool {
 }
 
 // serverCode is the code the server gave a single write's error: its write
-// error's (a bulk write's, or a single write's), or its command error's (FerretDB answers a duplicate key of an
-// update with the command error 1 InternalError: code 11000 is given in
-// its place; any other code 1 is internal to the server, not the
-// document's: 0). 0 if err is not the server's answer.
+// error's (a bulk write's, or a single write's), or its command error's.
+// FerretDB answers a duplicate key of an update with the command error 1
+// InternalError: 11000 is given in its place; any other code 1 is internal
+// to the server, not the document's: 0. 0 if err is not the server's
+// answer.
 func serverCode(err error) int {
 	var w mongo.WriteError
 	if errors.As(err, &w) {
