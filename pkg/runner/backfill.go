@@ -169,7 +169,11 @@ type checkpoint struct {
 // collection, in _id order, each written as a guarded delta (see
 // version.DeltaOf) in unordered bulk writes, so a concurrent application
 // write is never overwritten: a document that changed under us is re-read
-// and retried once, then left. Progress is checkpointed, so a killed or
+// and retried once, then left. A document its upgrade cannot transform, or
+// whose write the server refuses (a duplicate key, its validator; see
+// Runner.bulk), is listed in Failed and not written; the others are. The
+// checkpoint never passes a document that was neither written nor
+// counted. Progress is checkpointed, so a killed or
 // stopped backfill continues where it stopped; cancelling ctx (Ctrl-C) or
 // reaching MaxTime stops at a batch boundary. Each collection is walked
 // under a lease of its own, so two backfills never fight and a deploy's
