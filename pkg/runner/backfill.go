@@ -351,15 +351,25 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		*stopped = stop
 		return cb, save()
 	}
+	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
+}
+
+// finish follows a walk that reached the end: it proves that no document
+// below the target remains (walking first, on a resumed run, the documents
+// before where it resumed from), saves the checkpoint and, once proven,
+// removes the range checkpoints.
+func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, stopped *string) error {
+	r, cb, cp, save := w.r, w.cb, w.cp, w.save
+	name, target := w.name, w.cp.Target
 	cb.Complete = true
 	cp.Done = true
 	if ctx.Err() != nil {
 		// Stopped after the last batch: the next run walks what is left
 		// (nothing, or failures) and proves.
 		*stopped = "interrupted"
-		return cb, save()
+		return save()
 	}
-	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	left, err := w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err == nil && left > 0 && resumed && resumeFrom != nil {
 		// This walk began where a stopped run left off, and documents
 		// below the target remain: those before that point (failures the
@@ -367,30 +377,30 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		// run lists them and its exit status says they remain.
 		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil || stop != "" {
 			*stopped = stop
-			return cb, errors.Join(err, save())
+			return errors.Join(err, save())
 		}
-		left, err = coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+		left, err = w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	}
 	if err != nil {
 		_ = save()
-		return cb, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
+		return fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
 	}
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
 	if cb.Proven {
 		// The range checkpoints are removed next: what they counted
 		// joins the total first.
-		if err := r.countRanges(ctx, &cp); err != nil {
+		if err := r.countRanges(ctx, cp); err != nil {
 			_ = save()
-			return cb, err
+			return err
 		}
 	}
 	if err := save(); err != nil || !cb.Proven {
-		return cb, err
+		return err
 	}
 	// The proof is saved first: a worker finding the ranges gone finds
 	// the target proven.
-	return cb, r.dropRangeCheckpoints(ctx, name)
+	return r.dropRangeCheckpoints(ctx, name)
 }
 
 // targetProven reports whether name's checkpoint records a proof that no
