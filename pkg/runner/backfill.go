@@ -156,15 +156,24 @@ type checkpoint struct {
 	// Proven: after a complete walk no document below Target remained.
 	Proven bool `bson:"proven"`
 	// Tightened: up has closed the validator window for Target.
-	Tightened bool      `bson:"tightened"`
-	UpdatedAt time.Time `bson:"updatedAt"`
+	Tightened bool `bson:"tightened"`
+	// RangesCounted: Upgraded includes what the _id ranges of Target
+	// upgraded (see backfillWorkers), counted once, when they were all
+	// done or the target proven; until then a total adds their
+	// checkpoints' counts (see Runner.rangesUpgraded).
+	RangesCounted bool      `bson:"rangesCounted"`
+	UpdatedAt     time.Time `bson:"updatedAt"`
 }
 
 // Backfill upgrades the documents below the current version of each
 // collection, in _id order, each written as a guarded delta (see
 // version.DeltaOf) in unordered bulk writes, so a concurrent application
 // write is never overwritten: a document that changed under us is re-read
-// and retried once, then left. Progress is checkpointed, so a killed or
+// and retried once, then left. A document its upgrade cannot transform, or
+// whose write the server refuses (a duplicate key, its validator; see
+// Runner.bulk), is listed in Failed and not written; the others are. The
+// checkpoint never passes a document that was neither written nor
+// counted. Progress is checkpointed, so a killed or
 // stopped backfill continues where it stopped; cancelling ctx (Ctrl-C) or
 // reaching MaxTime stops at a batch boundary. Each collection is walked
 // under a lease of its own, so two backfills never fight and a deploy's
@@ -342,15 +351,25 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		*stopped = stop
 		return cb, save()
 	}
+	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
+}
+
+// finish follows a walk that reached the end: it proves that no document
+// below the target remains (walking first, on a resumed run, the documents
+// before where it resumed from), saves the checkpoint and, once proven,
+// removes the range checkpoints.
+func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, stopped *string) error {
+	r, cb, cp, save := w.r, w.cb, w.cp, w.save
+	name, target := w.name, w.cp.Target
 	cb.Complete = true
 	cp.Done = true
 	if ctx.Err() != nil {
 		// Stopped after the last batch: the next run walks what is left
 		// (nothing, or failures) and proves.
 		*stopped = "interrupted"
-		return cb, save()
+		return save()
 	}
-	left, err := coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+	left, err := w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err == nil && left > 0 && resumed && resumeFrom != nil {
 		// This walk began where a stopped run left off, and documents
 		// below the target remain: those before that point (failures the
@@ -358,22 +377,30 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		// run lists them and its exit status says they remain.
 		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil || stop != "" {
 			*stopped = stop
-			return cb, errors.Join(err, save())
+			return errors.Join(err, save())
 		}
-		left, err = coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
+		left, err = w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	}
 	if err != nil {
 		_ = save()
-		return cb, fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
+		return fmt.Errorf("check %s for documents below version %d: %w", name, target, err)
 	}
 	cb.Proven = left == 0
 	cp.Proven = cb.Proven
+	if cb.Proven {
+		// The range checkpoints are removed next: what they counted
+		// joins the total first.
+		if err := r.countRanges(ctx, cp); err != nil {
+			_ = save()
+			return err
+		}
+	}
 	if err := save(); err != nil || !cb.Proven {
-		return cb, err
+		return err
 	}
 	// The proof is saved first: a worker finding the ranges gone finds
 	// the target proven.
-	return cb, r.dropRangeCheckpoints(ctx, name)
+	return r.dropRangeCheckpoints(ctx, name)
 }
 
 // targetProven reports whether name's checkpoint records a proof that no
@@ -416,7 +443,7 @@ func loadCheckpoint(ctx context.Context, cps *mongo.Collection, name string, tar
 	case cp.Done:
 		// A finished walk: walk again from the start (only documents still
 		// below target match: failures, and old writers' documents).
-		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened}, false, nil
+		return checkpoint{Collection: name, Target: target, Upgraded: cp.Upgraded, Proven: cp.Proven, Tightened: cp.Tightened, RangesCounted: cp.RangesCounted}, false, nil
 	}
 	return cp, cp.LastID != nil, nil
 }

@@ -3,7 +3,12 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -50,4 +55,159 @@ func invalidSummary(ie *version.InvalidError) string {
 		parts = append(parts, fmt.Sprintf("%s: %s (%s)", p, f.Message, f.Rule))
 	}
 	return fmt.Sprintf("%s of migration %d; fix the documents or the upgrade, then run backfill again", strings.Join(parts, "; "), ie.From)
+}
+
+// refusal is a statement of a bulk write that the server refused for its
+// own document (see refusesDocument).
+type refusal struct {
+	index int // into the bulk write's models
+	err   error
+}
+
+// Server error codes of a write statement that refuse the command rather
+// than the statement's document: no other document would fare better, so
+// the backfill stops instead of listing every document as failed.
+var commandCodes = []int{
+	13,    // Unauthorized
+	50,    // MaxTimeMSExpired
+	262,   // ExceededTimeLimit
+	8000,  // AtlasError: Atlas's answer to an action the user may not take
+	11601, // Interrupted
+}
+
+// refusesDocument reports whether a write statement's error code says the
+// server refused that statement's document (a duplicate key, a failed
+// validator, a document grown too large): the document is a failure of
+// the backfill and the other documents are written. 0 (no server code),
+// transient codes (see transientCodes) and commandCodes do not.
+func refusesDocument(code int) bool {
+	return code != 0 && !slices.Contains(transientCodes, code) && !slices.Contains(commandCodes, code)
+}
+
+// serverCode is the code the server gave a single write's error: its write
+// error's (a bulk write's, or a single write's), or its command error's.
+// FerretDB answers a duplicate key of an update with the command error 1
+// InternalError: 11000 is given in its place; any other code 1 is internal
+// to the server, not the document's: 0. 0 if err is not the server's
+// answer.
+func serverCode(err error) int {
+	var w mongo.WriteError
+	if errors.As(err, &w) {
+		return w.Code
+	}
+	var we mongo.WriteException
+	if errors.As(err, &we) {
+		if we.WriteConcernError != nil || len(we.WriteErrors) != 1 {
+			return 0
+		}
+		return we.WriteErrors[0].Code
+	}
+	var ce mongo.CommandError
+	if !errors.As(err, &ce) {
+		return 0
+	}
+	if ce.Code == 1 {
+		if ferretUniqueIndex.MatchString(ce.Message) {
+			return codeDuplicateKey
+		}
+		return 0
+	}
+	return int(ce.Code)
+}
+
+const (
+	codeDuplicateKey              = 11000
+	codeDocumentValidationFailure = 121
+)
+
+var (
+	// MongoDB's duplicate key message (buildDupKeyErrorStatus in
+	// src/mongo/db/storage/index_entry_comparison.cpp): "E11000 duplicate
+	// key error collection: <ns> index: <name> dup key: { <field>: <value> }".
+	mongoDupIndex = regexp.MustCompile(`index: (\S+) dup key: (.*)$`)
+	// FerretDB v1's (SQLite backend): "... UNIQUE constraint failed: index
+	// '<table>_<index>'", the table being "<collection in lower case>_<8
+	// hex digits>".
+	ferretUniqueIndex = regexp.MustCompile(`UNIQUE constraint failed: index '([^']+)'`)
+)
+
+// refuse records the documents of refused (statements of the models whose
+// _ids are ids) as failures of collection coll.
+func refuse(failed map[string]*FailureGroup, coll string, ids bson.A, refused []refusal) {
+	for _, rf := range refused {
+		rule, key, msg := writeFailure(coll, rf.err)
+		g := failed[key]
+		if g == nil {
+			g = &FailureGroup{Rule: rule, Message: msg}
+			failed[key] = g
+		}
+		raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: ids[rf.index]}})
+		g.add(idOf(raw))
+	}
+}
+
+// without returns ids but those of refused.
+func without(ids bson.A, refused []refusal) bson.A {
+	if len(refused) == 0 {
+		return ids
+	}
+	skip := make(map[int]bool, len(refused))
+	for _, rf := range refused {
+		skip[rf.index] = true
+	}
+	out := make(bson.A, 0, len(ids)-len(refused))
+	for i, id := range ids {
+		if !skip[i] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// writeFailure words a document whose write the server refused, as
+// backfillFailure does an upgrade's failure: key names neither the _id nor
+// a value; msg quotes at most an excerpt of a value.
+func writeFailure(coll string, err error) (rule, key, msg string) {
+	const next = "; it is not written: fix the documents (or the upgrade, or the index), then run backfill again"
+	code, text := serverCode(err), err.Error()
+	var we mongo.WriteError
+	if errors.As(err, &we) {
+		text = we.Message
+	}
+	switch code {
+	case codeDuplicateKey:
+		index, value := "a unique index", ""
+		if m := mongoDupIndex.FindStringSubmatch(text); m != nil {
+			index, value = "unique index "+m[1], " (e.g. "+dupKeyExcerpt(m[2])+")"
+		} else if m := ferretUniqueIndex.FindStringSubmatch(text); m != nil {
+			index = "unique index " + ferretIndexName(coll, m[1])
+		}
+		key = "the upgraded document has the same key as another document in " + index
+		return "duplicate key", key + next, key + value + next
+	case codeDocumentValidationFailure:
+		msg = "the server's validator refuses the upgraded document (DocumentValidationFailure)" + next
+		return "server validator", msg, msg
+	}
+	key = fmt.Sprintf("the server refuses the write of the upgraded document (code %d)", code)
+	return "write refused", key + next, key + ": " + excerpt(text, 80) + next
+}
+
+// dupKeyExcerpt quotes MongoDB's "{ <field>: <value> }" with at most an
+// excerpt of the value.
+func dupKeyExcerpt(key string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(key, "{ "), " }")
+	if field, value, ok := strings.Cut(inner, ": "); ok {
+		return field + ": " + excerpt(value, maxValueExcerpt)
+	}
+	return excerpt(inner, maxValueExcerpt)
+}
+
+// ferretIndexName is the index name in FerretDB's SQLite index name
+// "<table>_<index>" of collection coll.
+func ferretIndexName(coll, sqlite string) string {
+	re := regexp.MustCompile(`^_?` + regexp.QuoteMeta(strings.ToLower(coll)) + `_[0-9a-f]{8}_(.+)$`)
+	if m := re.FindStringSubmatch(sqlite); m != nil {
+		return m[1]
+	}
+	return sqlite
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"time"
 
@@ -201,25 +202,65 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 	if t.err != nil || t.stopped != "" {
 		*stopped = t.stopped
 		cb := merge(nil)
-		cb.TotalUpgraded = cb.Upgraded
-		return cb, t.err
+		// Every run's ranges, finished or not, and the collection's own
+		// count (read even once ctx is cancelled: a stopped run reports).
+		total, err := r.workersTotal(context.WithoutCancel(ctx), name, target)
+		cb.TotalUpgraded = total
+		return cb, errors.Join(t.err, err)
 	}
 	// Every range is done: sweep and prove, one process at a time.
 	var cb *CollectionBackfill
 	err = r.withLock(ctx, backfillLockID(name), func(lctx context.Context) error {
 		var err error
-		cb, err = r.sweep(lctx, name, t.upgraded, opts, deadline, stopped)
+		cb, err = r.sweep(lctx, name, opts, deadline, stopped)
 		return err
 	})
 	return merge(cb), err
 }
 
+// workersTotal is what the backfill of name to target upgraded in every
+// run: the collection checkpoint's count and, until they are counted in
+// it, its ranges' (see checkpoint.RangesCounted).
+func (r *Runner) workersTotal(ctx context.Context, name string, target int64) (int64, error) {
+	cp, _, err := loadCheckpoint(ctx, r.db.Collection(BackfillCollection), name, target)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.countRanges(ctx, &cp); err != nil {
+		return 0, err
+	}
+	return cp.Upgraded, nil
+}
+
+// countRanges adds to cp what the ranges of its target upgraded, in every
+// run, unless cp counts them already; the caller saves cp.
+func (r *Runner) countRanges(ctx context.Context, cp *checkpoint) error {
+	if cp.RangesCounted {
+		return nil
+	}
+	prefix := "^" + regexp.QuoteMeta(fmt.Sprintf("%s$range$%d$", cp.Collection, cp.Target))
+	cur, err := r.db.Collection(BackfillCollection).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}},
+		options.Find().SetProjection(bson.D{{Key: "upgraded", Value: 1}}))
+	if err != nil {
+		return fmt.Errorf("read the backfill ranges of %s: %w", cp.Collection, err)
+	}
+	var ranges []checkpoint
+	if err := cur.All(ctx, &ranges); err != nil {
+		return fmt.Errorf("read the backfill ranges of %s: %w", cp.Collection, err)
+	}
+	for _, rc := range ranges {
+		cp.Upgraded += rc.Upgraded
+	}
+	cp.RangesCounted = true
+	return nil
+}
+
 // sweep runs under the collection's lease once every range is done: it
 // counts the documents still below the target and, only if some remain,
 // walks the collection (an ordinary backfill) to upgrade them and prove;
-// if none remain, the count is the proof. ranges is what the ranges
-// upgraded, added to the total.
-func (r *Runner) sweep(ctx context.Context, name string, ranges int64, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
+// if none remain, the count is the proof. What the ranges upgraded, in
+// every run, joins the total (once).
+func (r *Runner) sweep(ctx context.Context, name string, opts BackfillOptions, deadline time.Time, stopped *string) (*CollectionBackfill, error) {
 	target := r.registry.Current(name)
 	cps := r.db.Collection(BackfillCollection)
 	cp, _, err := loadCheckpoint(ctx, cps, name, target)
@@ -233,7 +274,9 @@ func (r *Runner) sweep(ctx context.Context, name string, ranges int64, opts Back
 	// A walk starts from the start; the total counts the ranges.
 	cp.LastID, cp.Done = nil, left == 0
 	cp.Proven = cp.Proven || left == 0
-	cp.Upgraded += ranges
+	if err := r.countRanges(ctx, &cp); err != nil {
+		return nil, err
+	}
 	cp.UpdatedAt = time.Now()
 	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
 		return nil, fmt.Errorf("save backfill checkpoint of %s: %w", name, err)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -29,39 +30,48 @@ func (r *Runner) readBatch(ctx context.Context, coll *mongo.Collection, filter b
 // writeBatch upgrades docs (raws: the same documents as read) and writes
 // them as guarded deltas in one unordered bulk write. Documents whose guard
 // did not match (another writer got there first) are re-read and retried
-// once; those that still conflict are counted and left alone.
+// once; those that still conflict are counted and left alone. A document
+// whose write the server refuses (a duplicate key, its validator; see
+// bulk) joins failed: it stays at its version and the rest are written.
 func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
 	models, ids := r.upgradeModels(name, docs, raws, failed, idOnly)
 	if len(models) == 0 {
 		return 0, 0, 0, nil
 	}
-	matched, err := r.bulk(ctx, coll, models)
-	trips++
-	if err != nil {
-		return 0, 0, trips, err
-	}
-	if matched == int64(len(models)) {
-		return matched, 0, trips, nil
-	}
-	// Some guards did not match: find which documents are still below
-	// target, and retry those once from a fresh read.
-	again, err := r.readBatch(context.WithoutCancel(ctx), coll, bson.D{{Key: "$and", Value: bson.A{
-		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, r.belowFilter(r.registry.Current(name)),
-	}}}, len(ids))
+	matched, refused, err := r.bulk(ctx, coll, models)
 	trips++
 	if err != nil {
 		return matched, 0, trips, err
 	}
-	retry, _ := r.upgradeModels(name, again, nil, map[string]*FailureGroup{}, idOnly)
-	upgraded = int64(len(models) - len(again)) // written by us or by another upgrade
+	refuse(failed, name, ids, refused)
+	if matched+int64(len(refused)) == int64(len(models)) {
+		return matched, 0, trips, nil
+	}
+	// Some guards did not match: find which documents are still below
+	// target, and retry those once from a fresh read. A refused document
+	// is below it too, and counted already.
+	pending := without(ids, refused)
+	again, err := r.readBatch(context.WithoutCancel(ctx), coll, bson.D{{Key: "$and", Value: bson.A{
+		bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pending}}}}, r.belowFilter(r.registry.Current(name)),
+	}}}, len(pending))
+	trips++
+	if err != nil {
+		return matched, 0, trips, err
+	}
+	// A document whose upgrade fails now (it changed since the first
+	// read) is a failure: the checkpoint passes no document neither
+	// written nor counted.
+	retry, retryIDs := r.upgradeModels(name, again, nil, failed, idOnly)
+	upgraded = int64(len(pending) - len(again)) // written by us or by another upgrade
 	if len(retry) > 0 {
-		m2, err := r.bulk(ctx, coll, retry)
+		m2, refused2, err := r.bulk(ctx, coll, retry)
 		trips++
 		if err != nil {
-			return upgraded, 0, trips, err
+			return upgraded + m2, 0, trips, err
 		}
+		refuse(failed, name, retryIDs, refused2)
 		upgraded += m2
-		conflicts = int64(len(retry)) - m2
+		conflicts = int64(len(retry)-len(refused2)) - m2
 	}
 	return upgraded, conflicts, trips, nil
 }
@@ -118,38 +128,76 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 	return models, ids
 }
 
-// bulk runs an unordered bulk write and returns how many filters matched.
-// FerretDB fails a whole bulk write when one statement fails and reports
-// no counts; the statements are then run one by one to know.
-func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (int64, error) {
+// bulk runs an unordered bulk write and returns how many filters matched
+// and the statements the server refused for their document (see
+// refusesDocument), the others written. On MongoDB those are the bulk
+// write's WriteErrors (their Index is the model's). FerretDB fails a whole
+// bulk write when one statement fails (earlier ones applied, later ones
+// skipped, no counts): the statements are then run one by one (see
+// bulkOneByOne). A transient error that outlasts the retries, a lost lease
+// and any other error stop the batch: err.
+func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (int64, []refusal, error) {
 	// Transient failures (a failover, a lost connection) are retried as a
 	// whole: every write sets absolute values under a filter, so a repeat
 	// changes nothing more.
 	var res *mongo.BulkWriteResult
+	var fenced error
 	err := retryTransient(ctx, func() (err error) {
-		if err := fence(ctx); err != nil {
-			return err // the backfill lease may have expired: write nothing
+		if fenced = fence(ctx); fenced != nil {
+			return fenced // the backfill lease may have expired: write nothing
 		}
 		res, err = coll.BulkWrite(context.WithoutCancel(ctx), models, options.BulkWrite().SetOrdered(false))
 		return err
 	})
-	if err == nil {
-		return res.MatchedCount, nil
+	var bwe mongo.BulkWriteException
+	switch {
+	case err == nil:
+		return res.MatchedCount, nil, nil
+	case fenced != nil:
+		return 0, nil, fenced
+	case transient(err):
+		return 0, nil, fmt.Errorf("write a batch of %s: %w; nothing is lost: run backfill again, it resumes from the checkpoint", coll.Name(), err)
+	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
+		refused := make([]refusal, 0, len(bwe.WriteErrors))
+		for _, we := range bwe.WriteErrors {
+			if !refusesDocument(we.Code) {
+				return res.MatchedCount, nil, fmt.Errorf("write a batch of %s: %w; run backfill again once the cause is fixed, it resumes from the checkpoint", coll.Name(), err)
+			}
+			refused = append(refused, refusal{index: we.Index, err: we.WriteError})
+		}
+		return res.MatchedCount, refused, nil
 	}
-	if transient(err) {
-		return 0, fmt.Errorf("write a batch of %s: %w; nothing is lost: run backfill again, it resumes from the checkpoint", coll.Name(), err)
-	}
-	var matched int64
-	for _, m := range models {
+	return r.bulkOneByOne(ctx, coll, models)
+}
+
+// bulkOneByOne runs models one at a time, each after the fence, and
+// returns what bulk does: a statement the server refuses for its document
+// is a refusal and the next one runs.
+func (r *Runner) bulkOneByOne(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int64, refused []refusal, err error) {
+	for i, m := range models {
 		u := m.(*mongo.UpdateOneModel)
-		one, err := coll.UpdateOne(context.WithoutCancel(ctx), u.Filter, u.Update)
-		if err != nil {
+		var one *mongo.UpdateResult
+		var fenced error
+		err := retryTransient(ctx, func() (err error) {
+			if fenced = fence(ctx); fenced != nil {
+				return fenced
+			}
+			one, err = coll.UpdateOne(context.WithoutCancel(ctx), u.Filter, u.Update)
+			return err
+		})
+		switch {
+		case err == nil:
+			matched += one.MatchedCount
+		case fenced == nil && !transient(err) && refusesDocument(serverCode(err)):
+			refused = append(refused, refusal{index: i, err: err})
+		case fenced != nil:
+			return matched, refused, fenced
+		default:
 			id, _ := lookup(u.Filter.(bson.D), "_id")
 			raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: id}})
-			return matched, fmt.Errorf("write the upgraded %s document _id=%s: %w; the document is unchanged: fix it (or the upgrade steps) and run backfill again, it resumes from the checkpoint",
+			return matched, refused, fmt.Errorf("write the upgraded %s document _id=%s: %w; nothing is lost: run backfill again (once the cause is fixed), it resumes from the checkpoint",
 				coll.Name(), idOf(raw), err)
 		}
-		matched += one.MatchedCount
 	}
-	return matched, nil
+	return matched, refused, nil
 }
