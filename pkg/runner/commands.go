@@ -95,24 +95,12 @@ func createIndexCommand(coll string, idx migration.Index) Command {
 func upCommands(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
 	var cmds []Command
 	for _, c := range m.Collections {
-		if hasValidatorChange(c) || len(c.Upgrade) > 0 {
-			var v bson.D
-			if c.Validator != nil || len(c.Upgrade) > 0 {
-				var err error
-				if v, err = validator(c.Name); err != nil {
-					return nil, err
-				}
-			}
-			fields := validatorFields(v, c.ValidationLevel, c.ValidationAction)
-			if len(fields) == 0 {
-				continue // an upgrade, and no validator in force: nothing to send
-			}
-			if exists[c.Name] {
-				cmds = append(cmds, collModCommand(c.Name, fields))
-			} else {
-				cmds = append(cmds, createCommand(c.Name, fields))
-				exists[c.Name] = true
-			}
+		cmd, err := upValidatorCommand(c, exists, validator)
+		if err != nil {
+			return nil, err
+		}
+		if cmd != nil {
+			cmds = append(cmds, *cmd)
 		}
 		for _, d := range c.Indexes.Drop {
 			cmds = append(cmds, dropIndexCommand(c.Name, d.Name))
@@ -123,6 +111,35 @@ func upCommands(m *migration.Migration, exists map[string]bool, validator func(c
 		}
 	}
 	return cmds, nil
+}
+
+// upValidatorCommand is the collMod (or create) that puts c's validator
+// in force, or nil when c changes no validator and an upgrade leaves none
+// to send. It never decides whether c's index changes are sent: a
+// collection with an upgrade and indexes but no validator gets its
+// indexes all the same.
+func upValidatorCommand(c *migration.Collection, exists map[string]bool, validator func(coll string) (bson.D, error)) (*Command, error) {
+	if !hasValidatorChange(c) && len(c.Upgrade) == 0 {
+		return nil, nil
+	}
+	var v bson.D
+	if c.Validator != nil || len(c.Upgrade) > 0 {
+		var err error
+		if v, err = validator(c.Name); err != nil {
+			return nil, err
+		}
+	}
+	fields := validatorFields(v, c.ValidationLevel, c.ValidationAction)
+	if len(fields) == 0 {
+		return nil, nil // an upgrade, and no validator in force: nothing to send
+	}
+	if exists[c.Name] {
+		cmd := collModCommand(c.Name, fields)
+		return &cmd, nil
+	}
+	exists[c.Name] = true
+	cmd := createCommand(c.Name, fields)
+	return &cmd, nil
 }
 
 // validatorState is what the migrations up to some version declare for a
