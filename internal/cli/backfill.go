@@ -134,7 +134,7 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 			if n := f.Count - int64(len(f.ExampleIDs)); n > 0 {
 				more = fmt.Sprintf(" (and %d more)", n)
 			}
-			o.printf("  %s %d documents cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), f.Count, f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
+			o.printf("  %s %d document%s cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), f.Count, plural(int(f.Count)), f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
 		}
 		switch {
 		case c.Complete && !c.Proven && res.Stopped != "" && i == len(res.Collections)-1:

@@ -319,7 +319,7 @@ func TestBackfillCommandWorkers(t *testing.T) {
 	// Order 13's qty 0 fails the validator: listed once, by the sweep.
 	r := run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--batch", "5", "--workers", "3")...)
 	if r.code != ExitFailure || !strings.Contains(r.stdout, "walked orders: 59 documents upgraded to version 4, 59 in all") ||
-		!strings.Contains(r.stdout, "FAIL 1 documents cannot be upgraded") ||
+		!strings.Contains(r.stdout, "FAIL 1 document cannot be upgraded") ||
 		!strings.Contains(r.stdout, "3 _id ranges shared by the workers; split points: every _id below version 4, read in order (the server has no $sample") {
 		t.Fatalf("backfill --workers 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
