@@ -57,6 +57,7 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaAndDocument$$' -fuzztime $(FUZZTIME) ./pkg/validator
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
+	$(GO) test -run '^$$' -fuzz '^FuzzVersionOfRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(GO) test -run '^$$' -fuzz '^FuzzStoredDocument$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 

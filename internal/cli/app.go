@@ -183,7 +183,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	app := newApp(e)
 	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := app.RunContext(ctx, append([]string{"mongomig"}, args...))
+	err := runRecovered(ctx, app, args)
 	if err == nil && unknown != "" {
 		err = usageError(unknownCommand(unknown, app))
 	}
@@ -194,7 +194,12 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
 	}
 	if err != nil && !alreadyReported(err) {
-		fmt.Fprintf(s.Err, "%s %s\n", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), cleanMessage(err.Error(), e.g.URI))
+		msg, stack := cleanMessage(err.Error(), e.g.URI), ""
+		var pe *panicError
+		if errors.As(err, &pe) {
+			msg, stack = pe.render(e.g.URI)
+		}
+		fmt.Fprintf(s.Err, "%s %s\n%s", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), msg, stack)
 	}
 	return exitCode(err)
 }
@@ -208,7 +213,8 @@ func newApp(e *env) *cli.App {
 		Version: toolVersion(),
 		Description: "Global flags may go before or after the command: mongomig --embedded .sandbox info.\n" +
 			"Exit codes: 0 ok, 1 failure, 2 usage or invalid migration files, 3 pending/drift or failing documents,\n" +
-			"4 lock not acquired, 130 interrupted (SIGINT, SIGTERM, SIGHUP). Each command's --help says which apply.",
+			"4 lock not acquired, 70 internal error (a bug: please report it), 130 interrupted (SIGINT, SIGTERM, SIGHUP).\n" +
+			"Each command's --help says which apply.",
 		Writer:               e.streams.Out,
 		ErrWriter:            e.streams.Err,
 		HideHelpCommand:      false,

@@ -14,6 +14,9 @@ const (
 	ExitUsage   = 2 // bad flags or arguments, or invalid migration files
 	ExitCheck   = 3 // pending or drifted migrations, or documents that would fail
 	ExitLock    = 4 // the lock was not acquired in time
+	// ExitInternal: a command panicked, a bug in mongomig or in a func
+	// step's Go function (EX_SOFTWARE of sysexits.h).
+	ExitInternal = 70
 	// ExitInterrupted: SIGINT, SIGTERM or SIGHUP stopped the command at a
 	// safe point (128 + SIGINT, as shells report Ctrl-C).
 	ExitInterrupted = 130
@@ -58,6 +61,10 @@ func exitCode(err error) int {
 	var intr *runner.InterruptedError
 	if errors.As(err, &intr) {
 		return ExitInterrupted
+	}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return ExitInternal
 	}
 	if errors.Is(err, ErrEmbeddedInUse) {
 		return ExitLock

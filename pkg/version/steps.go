@@ -154,15 +154,29 @@ func (s *step) applyOps(d bson.D) (bson.D, error) {
 			}
 		}
 	case migration.OpFunc:
-		out, err := s.fn(cloneDoc(d))
-		if err != nil {
-			return d, fmt.Errorf("func %s: %w", s.name, err)
-		}
-		return out, nil
+		return s.callFunc(d)
 	default:
 		return d, fmt.Errorf("unknown step %q", s.op)
 	}
 	return d, nil
+}
+
+// callFunc runs a func step's Go function on a copy of d. A panic in it
+// is recovered and returned as an error, like one the function returned:
+// the caller names the collection, the document's _id and the step
+// (UpgradeError), a backfill counts the document among its failures and
+// goes on, and a lazy read returns the error instead of crashing the
+// application.
+func (s *step) callFunc(d bson.D) (out bson.D, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = d, fmt.Errorf("func %s panicked: %v (a bug in the function: fix it, then run again)", s.name, p)
+		}
+	}()
+	if out, err = s.fn(cloneDoc(d)); err != nil {
+		return d, fmt.Errorf("func %s: %w", s.name, err)
+	}
+	return out, nil
 }
 
 // move implements rename ($rename) and copy (the same rules, keeping the
