@@ -3,7 +3,6 @@ package validator
 import (
 	"fmt"
 	"math/big"
-	"regexp"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
@@ -33,7 +32,7 @@ type node struct {
 	exclusiveMin, exclMax bool
 	multipleOf            *big.Rat // the divisor as MongoDB's Decimal128 holds it
 	minLength, maxLength  int64
-	pattern               *regexp.Regexp
+	pattern               *pattern
 	patternSrc            string
 	items                 *node
 	itemList              []*node
@@ -54,7 +53,7 @@ type prop struct {
 }
 
 type patternProp struct {
-	re     *regexp.Regexp
+	re     *pattern
 	schema *node
 }
 
@@ -171,7 +170,7 @@ func (n *node) keyword(key string, v any, path string) error {
 		n.multipleOf = asDecimal(coreValue(v))
 	case "pattern":
 		n.patternSrc = v.(string)
-		n.pattern = regexp.MustCompile(n.patternSrc)
+		n.pattern = compilePattern(n.patternSrc)
 	case "enum":
 		for _, x := range v.([]any) {
 			n.enum = append(n.enum, coreValue(x))
@@ -198,7 +197,7 @@ func (n *node) subschemas(key string, v any, path string) (handled bool, err err
 			if err != nil {
 				return true, err
 			}
-			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
+			n.patterns = append(n.patterns, patternProp{compilePattern(kv.key), s})
 		}
 	case "additionalProperties":
 		if b, ok := v.(bool); ok {
