@@ -85,7 +85,7 @@ func (v *validation) object(n *node, doc []byte) {
 				}
 			}
 		}
-		v.segs = append(v.segs, seg{key: key})
+		v.segs = append(v.segs, v.keySeg(key))
 		v.field(n, doc, elems, key, val)
 		v.segs = v.segs[:len(v.segs)-1]
 	}
@@ -186,7 +186,7 @@ func (v *validation) array(n *node, arr []byte) {
 	if n.uniqueItems {
 		if i, j := firstDuplicate(elems); i >= 0 {
 			item := valueAt(elems, i)
-			v.segs = append(v.segs, seg{index: i, isIdx: true})
+			v.segs = append(v.segs, seg{at: i, isIdx: true})
 			v.fail("uniqueItems", func() string { return fmt.Sprintf("duplicates item %d (uniqueItems)", j) }, &item)
 			v.segs = v.segs[:len(v.segs)-1]
 		}
@@ -204,7 +204,7 @@ func (v *validation) items(n *node, elems []byte) {
 			return
 		}
 		rest = after
-		v.segs = append(v.segs, seg{index: i, isIdx: true})
+		v.segs = append(v.segs, seg{at: i, isIdx: true})
 		switch {
 		case n.items != nil:
 			v.sub(n, n.items, item)

@@ -61,11 +61,11 @@ func (s *Schema) Validate(doc bson.Raw) (failures []Failure) {
 			failures = append(v.failures, v.internal(r))
 			return // v is left to the garbage collector, state unknown
 		}
-		v.failures, v.node = nil, nil
-		clear(v.segs[:cap(v.segs)]) // keep no document bytes alive in the pool
+		v.failures, v.node, v.doc = nil, nil, nil // keep no document alive in the pool
 		v.segs = v.segs[:0]
 		validations.Put(v)
 	}()
+	v.doc = doc
 	v.check(s.root, bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc})
 	return v.failures
 }
@@ -83,17 +83,26 @@ func (s *Schema) ValidateD(doc bson.D) []Failure {
 // costs no allocation of its own.
 type validation struct {
 	failures []Failure
-	segs     []seg // where in the document the value being checked is
-	node     *node // the (sub)schema being applied, for the internal report
-	quiet    int   // > 0 inside anyOf, oneOf, not and schema dependencies
-	probe    int   // failures counted while quiet
+	doc      []byte // the document validated
+	segs     []seg  // where in doc the value being checked is
+	node     *node  // the (sub)schema being applied, for the internal report
+	quiet    int    // > 0 inside anyOf, oneOf, not and schema dependencies
+	probe    int    // failures counted while quiet
 }
 
-// seg is one component of a document path: a field name or an array index.
+// seg is one component of a document path: an array index, or a field
+// name as its offset and length in the document. It holds no pointer, so
+// pushing one costs no write barrier while the garbage collector runs.
 type seg struct {
-	key   []byte
-	index int
+	at, n int
 	isIdx bool
+}
+
+// keySeg is the seg of key, a field name inside v.doc. Every value walked
+// is a slice of v.doc (reslicing keeps the end of the backing array), so
+// their capacities tell the offset.
+func (v *validation) keySeg(key []byte) seg {
+	return seg{at: cap(v.doc) - cap(key), n: len(key)}
 }
 
 var validations = sync.Pool{New: func() any { return &validation{segs: make([]seg, 0, 16)} }}
@@ -133,9 +142,9 @@ func (v *validation) path(field string) string {
 			b.WriteByte('.')
 		}
 		if s.isIdx {
-			b.WriteString(strconv.Itoa(s.index))
+			b.WriteString(strconv.Itoa(s.at))
 		} else {
-			b.Write(s.key)
+			b.Write(v.doc[s.at : s.at+s.n])
 		}
 	}
 	if field != "" {
