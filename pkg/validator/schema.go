@@ -11,8 +11,9 @@ import (
 // node is a compiled (sub)schema, ready to validate BSON values.
 type node struct {
 	// path is the JSON pointer of this (sub)schema, named when validation
-	// fails unexpectedly.
+	// fails unexpectedly; id its index in Schema.nodes.
 	path string
+	id   int
 
 	types     typeSet // bsonType or type; 0: any
 	typeRule  string  // "bsonType" or "type"
@@ -88,6 +89,36 @@ var bsonTypeBits = map[string]typeSet{
 var jsonTypeBits = map[string]typeSet{
 	"object": bit(bsoncore.TypeEmbeddedDocument), "array": bit(bsoncore.TypeArray), "number": numberTypes,
 	"boolean": bit(bsoncore.TypeBoolean), "string": bit(bsoncore.TypeString), "null": bit(bsoncore.TypeNull),
+}
+
+// number gives every node below root, root included, its id: its index in
+// the list returned, whose entry 0 is nil (no node).
+func number(root *node) []*node {
+	list := []*node{nil}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		n.id = len(list)
+		list = append(list, n)
+		for _, p := range n.properties {
+			walk(p.schema)
+		}
+		for _, p := range n.patterns {
+			walk(p.schema)
+		}
+		for _, d := range n.depSchemas {
+			walk(d)
+		}
+		for _, subs := range [][]*node{n.itemList, n.allOf, n.anyOf, n.oneOf, {n.addlProps, n.items, n.addlItems, n.not}} {
+			for _, sub := range subs {
+				walk(sub)
+			}
+		}
+	}
+	walk(root)
+	return list
 }
 
 // build compiles a checked schema tree (see dialect) into nodes. It is only

@@ -61,11 +61,11 @@ func (s *Schema) Validate(doc bson.Raw) (failures []Failure) {
 			failures = append(v.failures, v.internal(r))
 			return // v is left to the garbage collector, state unknown
 		}
-		v.failures, v.node, v.doc = nil, nil, nil // keep no document alive in the pool
+		v.failures, v.nodes, v.doc = nil, nil, nil // keep no document alive in the pool
 		v.segs = v.segs[:0]
 		validations.Put(v)
 	}()
-	v.doc = doc
+	v.doc, v.nodes, v.node = doc, s.nodes, 0
 	v.check(s.root, bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc})
 	return v.failures
 }
@@ -85,9 +85,13 @@ type validation struct {
 	failures []Failure
 	doc      []byte // the document validated
 	segs     []seg  // where in doc the value being checked is
-	node     *node  // the (sub)schema being applied, for the internal report
-	quiet    int    // > 0 inside anyOf, oneOf, not and schema dependencies
-	probe    int    // failures counted while quiet
+	// node is the id of the (sub)schema being applied, for the internal
+	// report (0: none): an index into nodes, not a pointer, so setting it
+	// at every value costs no write barrier.
+	node  int
+	nodes []*node
+	quiet int // > 0 inside anyOf, oneOf, not and schema dependencies
+	probe int // failures counted while quiet
 }
 
 // seg is one component of a document path: an array index, or a field
@@ -109,8 +113,8 @@ var validations = sync.Pool{New: func() any { return &validation{segs: make([]se
 
 func (v *validation) internal(r any) Failure {
 	where := "/"
-	if v.node != nil {
-		where = pointer(v.node.path)
+	if v.node > 0 {
+		where = pointer(v.nodes[v.node].path)
 	}
 	return Failure{Path: v.path(""), Rule: RuleInternal,
 		Message: fmt.Sprintf("mongomig could not evaluate $jsonSchema %s on this value (%v); please report it with the schema", where, r)}
@@ -159,7 +163,7 @@ func (v *validation) path(field string) string {
 // sub checks val against sub, a schema below n at the same path.
 func (v *validation) sub(n, sub *node, val bsoncore.Value) {
 	v.check(sub, val)
-	v.node = n
+	v.node = n.id
 }
 
 // passes reports whether val matches sub, reporting nothing.
@@ -168,7 +172,7 @@ func (v *validation) passes(n, sub *node, val bsoncore.Value) bool {
 	v.quiet++
 	v.check(sub, val)
 	v.quiet--
-	v.node = n
+	v.node = n.id
 	ok := v.probe == before
 	v.probe = before
 	return ok
@@ -176,7 +180,7 @@ func (v *validation) passes(n, sub *node, val bsoncore.Value) bool {
 
 // check validates val against n, appending failures.
 func (v *validation) check(n *node, val bsoncore.Value) {
-	v.node = n
+	v.node = n.id
 	if n.types != 0 && n.types&bit(val.Type) == 0 {
 		v.fail(n.typeRule, func() string { return "must be " + orList(n.typeNames) }, &val)
 		return // MongoDB reports the type and does not descend
