@@ -79,8 +79,8 @@ func deltaOf(before, after bson.D, links []link) (Delta, error) {
 	}
 	if nUnset > 0 {
 		unsets = b.take(nUnset)
-		for _, e := range before {
-			if _, kept := lookupD(after, e.Key); !kept {
+		for j, e := range before {
+			if !sh.kept(after, j, e.Key) {
 				unsets = append(unsets, bson.E{Key: e.Key, Value: ""})
 				filter = append(filter, b.guard(e.Key, e.Value, true))
 			}
@@ -134,11 +134,21 @@ func guardReads(b *deltaBuf, filter, before bson.D, links []link) bson.D {
 }
 
 // deltaShape is what a first pass over a delta finds: which of the first
-// 64 fields of after are unchanged, how many fields it sets and unsets,
-// how many reads it visits, and how many elements its guards need.
+// 64 fields of after are unchanged (same) and of before kept (keep), how
+// many fields it sets and unsets, how many reads it visits, and how many
+// elements its guards need.
 type deltaShape struct {
-	same                       uint64
+	same, keep                 uint64
 	sets, unsets, reads, elems int
+}
+
+// kept reports whether after holds key, the name of before's field j.
+func (sh *deltaShape) kept(after bson.D, j int, key string) bool {
+	if j < 64 {
+		return sh.keep&(1<<j) != 0
+	}
+	_, ok := lookupD(after, key)
+	return ok
 }
 
 func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
@@ -156,8 +166,12 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 		sh.sets++
 		sh.elems += guardElems(old, had)
 	}
-	for _, e := range before {
-		if _, kept := lookupD(after, e.Key); !kept {
+	for j, e := range before {
+		if _, kept := lookupD(after, e.Key); kept {
+			if j < 64 {
+				sh.keep |= 1 << j
+			}
+		} else {
 			sh.unsets++
 			sh.elems += guardElems(e.Value, true)
 		}
