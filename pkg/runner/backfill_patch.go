@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -48,16 +49,15 @@ func patchRaw(dst []byte, raw bson.Raw, update bson.D) ([]byte, error) {
 		}
 	}
 	idx, dst := bsoncore.AppendDocumentStart(dst)
-	placed := 0 // set fields written in place
+	var placed uint64 // the first 64 set fields written in place, by index
 	rem := raw[4 : len(raw)-1]
 	var err error
 	for len(rem) > 0 {
-		e, rest, ok := bsoncore.ReadElement(rem)
+		key, elem, rest, ok := readElement(rem)
 		if !ok {
 			return dst, fmt.Errorf("patch: malformed document")
 		}
 		rem = rest
-		key := e.KeyBytes()
 		if has(unsets, key) {
 			continue
 		}
@@ -65,22 +65,39 @@ func patchRaw(dst []byte, raw bson.Raw, update bson.D) ([]byte, error) {
 			if dst, err = appendValue(dst, sets[i].Key, sets[i].Value); err != nil {
 				return dst, err
 			}
-			placed++
+			if i < 64 {
+				placed |= 1 << i
+			}
 			continue
 		}
-		dst = append(dst, e...)
+		dst = append(dst, elem...)
 	}
-	if placed < len(sets) {
-		for _, s := range sets {
+	for i, s := range sets {
+		if i < 64 && placed&(1<<i) != 0 {
+			continue // written in place
+		}
+		if i >= 64 {
 			if _, err := bsoncore.Document(raw).LookupErr(s.Key); err == nil {
 				continue // written in place
 			}
-			if dst, err = appendValue(dst, s.Key, s.Value); err != nil {
-				return dst, err
-			}
+		}
+		if dst, err = appendValue(dst, s.Key, s.Value); err != nil {
+			return dst, err
 		}
 	}
 	return bsoncore.AppendDocumentEnd(dst, idx)
+}
+
+// readElement reads the first element of elems: its key, its bytes, the
+// elements after it. The key is read once (bsoncore.ReadElement then
+// KeyBytes would read it twice).
+func readElement(elems []byte) (key, elem, rest []byte, ok bool) {
+	end := bytes.IndexByte(elems, 0)
+	if end < 1 {
+		return nil, nil, nil, false
+	}
+	_, rest, ok = bsoncore.ReadValue(elems[end+1:], bsoncore.Type(elems[0]))
+	return elems[1:end], elems[:len(elems)-len(rest)], rest, ok
 }
 
 // index is the position of key in d, or -1.

@@ -82,6 +82,9 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 // nil, are docs as read (see validateUpgrade).
 func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
+	// The batch's update models in one allocation: they live as long as
+	// the batch.
+	updates := make([]mongo.UpdateOneModel, len(docs))
 	ids := make(bson.A, 0, len(docs))
 	enforce := stateBefore(r.migrations, name, math.MaxInt64).action != migration.ActionWarn
 	var scratch []byte
@@ -110,7 +113,7 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 			if idOnly {
 				filter = bson.D{{Key: "_id", Value: id}}
 			}
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(delta.Update))
+			models = append(models, updates[len(models)].SetFilter(filter).SetUpdate(delta.Update))
 			ids = append(ids, id)
 			continue
 		}

@@ -15,8 +15,9 @@ import (
 
 // Schema is a compiled $jsonSchema.
 type Schema struct {
-	doc  bson.D
-	root *node
+	doc   bson.D
+	root  *node
+	nodes []*node // by id
 }
 
 // Document returns the schema as given to [Compile].
@@ -44,7 +45,7 @@ func Compile(schema bson.D) (*Schema, error) {
 	if err != nil {
 		return nil, SchemaErrors{{Msg: "cannot compile: " + err.Error()}}
 	}
-	return &Schema{doc: schema, root: root}, nil
+	return &Schema{doc: schema, root: root, nodes: number(root)}, nil
 }
 
 // metaSchemaErrors validates the schema against draft 4's meta-schema and

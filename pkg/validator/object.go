@@ -1,19 +1,34 @@
 package validator
 
 import (
+	"bytes"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
-// Documents and arrays are walked in place with bsoncore.ReadElement: no
-// element slices, no key strings; a path string is built only for a
-// failure.
+// Documents and arrays are walked in place with next: no element slices,
+// no key strings; a path string is built only for a failure.
+
+// next reads the first of elems, the elements of a document or array that
+// Validate checked: the key and the value, each read once (where
+// bsoncore.ReadElement then KeyBytes and Value read the key three times).
+func next(elems []byte) (key []byte, val bsoncore.Value, rest []byte, ok bool) {
+	if len(elems) < 2 {
+		return nil, bsoncore.Value{}, nil, false
+	}
+	end := bytes.IndexByte(elems[1:], 0) + 1
+	if end == 0 {
+		return nil, bsoncore.Value{}, nil, false
+	}
+	val, rest, ok = bsoncore.ReadValue(elems[end+1:], bsoncore.Type(elems[0]))
+	return elems[1:end], val, rest, ok
+}
 
 func countElements(elems []byte) int64 {
 	var n int64
 	for {
-		_, rest, ok := bsoncore.ReadElement(elems)
+		_, _, rest, ok := next(elems)
 		if !ok {
 			return n
 		}
@@ -25,11 +40,11 @@ func countElements(elems []byte) int64 {
 // hasField reports whether the document's elements hold a field named key.
 func hasField(elems []byte, key string) bool {
 	for {
-		e, rest, ok := bsoncore.ReadElement(elems)
+		k, _, rest, ok := next(elems)
 		if !ok {
 			return false
 		}
-		if string(e.KeyBytes()) == key {
+		if string(k) == key {
 			return true
 		}
 		elems = rest
@@ -50,28 +65,64 @@ func (v *validation) object(n *node, doc []byte) {
 			v.fail("maxProperties", func() string { return fmt.Sprintf("must have at most %d fields, has %d", n.maxProps, count) }, nil)
 		}
 	}
-	for _, req := range n.required {
+	// required is checked during the walk of the fields (up to 64 names;
+	// more are looked up one by one), and its failures reported first.
+	mark, few := len(v.failures), len(n.required) <= 64
+	if !few {
+		v.required(n.required, elems)
+	}
+	var found uint64
+	for rest := elems; ; {
+		key, val, after, ok := next(rest)
+		if !ok {
+			break
+		}
+		rest = after
+		if few {
+			for j, req := range n.required {
+				if req == string(key) {
+					found |= 1 << j
+				}
+			}
+		}
+		v.segs = append(v.segs, v.keySeg(key))
+		v.field(n, doc, elems, key, val)
+		v.segs = v.segs[:len(v.segs)-1]
+	}
+	if few && found != 1<<len(n.required)-1 {
+		v.missing(n.required, found, mark)
+	}
+}
+
+// required reports the names of list that elems lacks.
+func (v *validation) required(list []string, elems []byte) {
+	for _, req := range list {
 		if !hasField(elems, req) {
 			v.failAt(req, "required", func() string { return "is required but missing" }, nil)
 		}
 	}
-	for rest := elems; ; {
-		e, next, ok := bsoncore.ReadElement(rest)
-		if !ok {
-			return
+}
+
+// missing reports the names of list whose bit found lacks, before the
+// failures reported since mark.
+func (v *validation) missing(list []string, found uint64, mark int) {
+	walked := len(v.failures)
+	for j, req := range list {
+		if found&(1<<j) == 0 {
+			v.failAt(req, "required", func() string { return "is required but missing" }, nil)
 		}
-		rest = next
-		v.segs = append(v.segs, seg{key: e.KeyBytes()})
-		v.field(n, doc, elems, e)
-		v.segs = v.segs[:len(v.segs)-1]
+	}
+	if walked > mark && len(v.failures) > walked {
+		// Move the required failures before the fields' ones.
+		req := append([]Failure(nil), v.failures[walked:]...)
+		copy(v.failures[mark+len(req):], v.failures[mark:walked])
+		copy(v.failures[mark:], req)
 	}
 }
 
 // field applies properties, patternProperties, additionalProperties and
 // dependencies to one field e of doc, whose elements are elems.
-func (v *validation) field(n *node, doc, elems []byte, e bsoncore.Element) {
-	key := e.KeyBytes()
-	val := e.Value()
+func (v *validation) field(n *node, doc, elems, key []byte, val bsoncore.Value) {
 	covered := false
 	for _, pr := range n.properties {
 		if pr.name == string(key) {
@@ -135,7 +186,7 @@ func (v *validation) array(n *node, arr []byte) {
 	if n.uniqueItems {
 		if i, j := firstDuplicate(elems); i >= 0 {
 			item := valueAt(elems, i)
-			v.segs = append(v.segs, seg{index: i, isIdx: true})
+			v.segs = append(v.segs, seg{at: i, isIdx: true})
 			v.fail("uniqueItems", func() string { return fmt.Sprintf("duplicates item %d (uniqueItems)", j) }, &item)
 			v.segs = v.segs[:len(v.segs)-1]
 		}
@@ -148,13 +199,12 @@ func (v *validation) array(n *node, arr []byte) {
 // src/mongo/db/matcher/schema/json_schema_parser.cpp).
 func (v *validation) items(n *node, elems []byte) {
 	for i, rest := 0, elems; ; i++ {
-		e, next, ok := bsoncore.ReadElement(rest)
+		_, item, after, ok := next(rest)
 		if !ok {
 			return
 		}
-		rest = next
-		item := e.Value()
-		v.segs = append(v.segs, seg{index: i, isIdx: true})
+		rest = after
+		v.segs = append(v.segs, seg{at: i, isIdx: true})
 		switch {
 		case n.items != nil:
 			v.sub(n, n.items, item)
@@ -173,12 +223,12 @@ func (v *validation) items(n *node, elems []byte) {
 
 func valueAt(elems []byte, i int) bsoncore.Value {
 	for k := 0; ; k++ {
-		e, rest, ok := bsoncore.ReadElement(elems)
+		_, val, rest, ok := next(elems)
 		if !ok {
 			return bsoncore.Value{}
 		}
 		if k == i {
-			return e.Value()
+			return val
 		}
 		elems = rest
 	}

@@ -3,7 +3,6 @@ package validator
 import (
 	"fmt"
 	"math/big"
-	"regexp"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
@@ -12,8 +11,9 @@ import (
 // node is a compiled (sub)schema, ready to validate BSON values.
 type node struct {
 	// path is the JSON pointer of this (sub)schema, named when validation
-	// fails unexpectedly.
+	// fails unexpectedly; id its index in Schema.nodes.
 	path string
+	id   int
 
 	types     typeSet // bsonType or type; 0: any
 	typeRule  string  // "bsonType" or "type"
@@ -33,7 +33,7 @@ type node struct {
 	exclusiveMin, exclMax bool
 	multipleOf            *big.Rat // the divisor as MongoDB's Decimal128 holds it
 	minLength, maxLength  int64
-	pattern               *regexp.Regexp
+	pattern               *pattern
 	patternSrc            string
 	items                 *node
 	itemList              []*node
@@ -54,7 +54,7 @@ type prop struct {
 }
 
 type patternProp struct {
-	re     *regexp.Regexp
+	re     *pattern
 	schema *node
 }
 
@@ -89,6 +89,36 @@ var bsonTypeBits = map[string]typeSet{
 var jsonTypeBits = map[string]typeSet{
 	"object": bit(bsoncore.TypeEmbeddedDocument), "array": bit(bsoncore.TypeArray), "number": numberTypes,
 	"boolean": bit(bsoncore.TypeBoolean), "string": bit(bsoncore.TypeString), "null": bit(bsoncore.TypeNull),
+}
+
+// number gives every node below root, root included, its id: its index in
+// the list returned, whose entry 0 is nil (no node).
+func number(root *node) []*node {
+	list := []*node{nil}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		n.id = len(list)
+		list = append(list, n)
+		for _, p := range n.properties {
+			walk(p.schema)
+		}
+		for _, p := range n.patterns {
+			walk(p.schema)
+		}
+		for _, d := range n.depSchemas {
+			walk(d)
+		}
+		for _, subs := range [][]*node{n.itemList, n.allOf, n.anyOf, n.oneOf, {n.addlProps, n.items, n.addlItems, n.not}} {
+			for _, sub := range subs {
+				walk(sub)
+			}
+		}
+	}
+	walk(root)
+	return list
 }
 
 // build compiles a checked schema tree (see dialect) into nodes. It is only
@@ -171,7 +201,7 @@ func (n *node) keyword(key string, v any, path string) error {
 		n.multipleOf = asDecimal(coreValue(v))
 	case "pattern":
 		n.patternSrc = v.(string)
-		n.pattern = regexp.MustCompile(n.patternSrc)
+		n.pattern = compilePattern(n.patternSrc)
 	case "enum":
 		for _, x := range v.([]any) {
 			n.enum = append(n.enum, coreValue(x))
@@ -198,7 +228,7 @@ func (n *node) subschemas(key string, v any, path string) (handled bool, err err
 			if err != nil {
 				return true, err
 			}
-			n.patterns = append(n.patterns, patternProp{regexp.MustCompile(kv.key), s})
+			n.patterns = append(n.patterns, patternProp{compilePattern(kv.key), s})
 		}
 	case "additionalProperties":
 		if b, ok := v.(bool); ok {

@@ -61,11 +61,11 @@ func (s *Schema) Validate(doc bson.Raw) (failures []Failure) {
 			failures = append(v.failures, v.internal(r))
 			return // v is left to the garbage collector, state unknown
 		}
-		v.failures, v.node = nil, nil
-		clear(v.segs[:cap(v.segs)]) // keep no document bytes alive in the pool
+		v.failures, v.nodes, v.doc = nil, nil, nil // keep no document alive in the pool
 		v.segs = v.segs[:0]
 		validations.Put(v)
 	}()
+	v.doc, v.nodes, v.node = doc, s.nodes, 0
 	v.check(s.root, bsoncore.Value{Type: bsoncore.TypeEmbeddedDocument, Data: doc})
 	return v.failures
 }
@@ -83,25 +83,38 @@ func (s *Schema) ValidateD(doc bson.D) []Failure {
 // costs no allocation of its own.
 type validation struct {
 	failures []Failure
-	segs     []seg // where in the document the value being checked is
-	node     *node // the (sub)schema being applied, for the internal report
-	quiet    int   // > 0 inside anyOf, oneOf, not and schema dependencies
-	probe    int   // failures counted while quiet
+	doc      []byte // the document validated
+	segs     []seg  // where in doc the value being checked is
+	// node is the id of the (sub)schema being applied, for the internal
+	// report (0: none): an index into nodes, not a pointer, so setting it
+	// at every value costs no write barrier.
+	node  int
+	nodes []*node
+	quiet int // > 0 inside anyOf, oneOf, not and schema dependencies
+	probe int // failures counted while quiet
 }
 
-// seg is one component of a document path: a field name or an array index.
+// seg is one component of a document path: an array index, or a field
+// name as its offset and length in the document. It holds no pointer, so
+// pushing one costs no write barrier while the garbage collector runs.
 type seg struct {
-	key   []byte
-	index int
+	at, n int
 	isIdx bool
+}
+
+// keySeg is the seg of key, a field name inside v.doc. Every value walked
+// is a slice of v.doc (reslicing keeps the end of the backing array), so
+// their capacities tell the offset.
+func (v *validation) keySeg(key []byte) seg {
+	return seg{at: cap(v.doc) - cap(key), n: len(key)}
 }
 
 var validations = sync.Pool{New: func() any { return &validation{segs: make([]seg, 0, 16)} }}
 
 func (v *validation) internal(r any) Failure {
 	where := "/"
-	if v.node != nil {
-		where = pointer(v.node.path)
+	if v.node > 0 {
+		where = pointer(v.nodes[v.node].path)
 	}
 	return Failure{Path: v.path(""), Rule: RuleInternal,
 		Message: fmt.Sprintf("mongomig could not evaluate $jsonSchema %s on this value (%v); please report it with the schema", where, r)}
@@ -133,9 +146,9 @@ func (v *validation) path(field string) string {
 			b.WriteByte('.')
 		}
 		if s.isIdx {
-			b.WriteString(strconv.Itoa(s.index))
+			b.WriteString(strconv.Itoa(s.at))
 		} else {
-			b.Write(s.key)
+			b.Write(v.doc[s.at : s.at+s.n])
 		}
 	}
 	if field != "" {
@@ -150,7 +163,7 @@ func (v *validation) path(field string) string {
 // sub checks val against sub, a schema below n at the same path.
 func (v *validation) sub(n, sub *node, val bsoncore.Value) {
 	v.check(sub, val)
-	v.node = n
+	v.node = n.id
 }
 
 // passes reports whether val matches sub, reporting nothing.
@@ -159,7 +172,7 @@ func (v *validation) passes(n, sub *node, val bsoncore.Value) bool {
 	v.quiet++
 	v.check(sub, val)
 	v.quiet--
-	v.node = n
+	v.node = n.id
 	ok := v.probe == before
 	v.probe = before
 	return ok
@@ -167,7 +180,7 @@ func (v *validation) passes(n, sub *node, val bsoncore.Value) bool {
 
 // check validates val against n, appending failures.
 func (v *validation) check(n *node, val bsoncore.Value) {
-	v.node = n
+	v.node = n.id
 	if n.types != 0 && n.types&bit(val.Type) == 0 {
 		v.fail(n.typeRule, func() string { return "must be " + orList(n.typeNames) }, &val)
 		return // MongoDB reports the type and does not descend

@@ -100,3 +100,41 @@ func TestCorpusOnMongoDB(t *testing.T) {
 	}
 	t.Logf("%d corpus cases checked against MongoDB", len(corpus))
 }
+
+// TestRequiredReportedFirst pins the order of failures: a document's
+// missing required fields first, in the order required lists them, then
+// its fields' failures in document order. Validate finds missing fields
+// during the walk of the fields (up to 64 names) or one by one (more).
+func TestRequiredReportedFirst(t *testing.T) {
+	for _, n := range []int{2, 70} {
+		t.Run(fmt.Sprint(n, " required"), func(t *testing.T) {
+			req := bson.A{"a"}
+			for i := 1; i < n-1; i++ {
+				req = append(req, fmt.Sprintf("f%d", i))
+			}
+			req = append(req, "z")
+			doc := bson.D{{Key: "b", Value: "s"}}
+			for i := 1; i < n-1; i++ {
+				doc = append(doc, bson.E{Key: fmt.Sprintf("f%d", i), Value: int32(i)})
+			}
+			doc = append(doc, bson.E{Key: "c", Value: bson.D{{Key: "y", Value: int32(1)}, {Key: "w", Value: "s"}}})
+			s, err := validator.Compile(bson.D{{Key: "required", Value: req}, {Key: "properties", Value: bson.D{
+				{Key: "b", Value: bson.D{{Key: "bsonType", Value: "int"}}},
+				{Key: "c", Value: bson.D{{Key: "required", Value: bson.A{"x", "w"}}, {Key: "properties", Value: bson.D{
+					{Key: "y", Value: bson.D{{Key: "bsonType", Value: "string"}}},
+				}}}},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range s.ValidateD(doc) {
+				got = append(got, f.Path+" "+f.Rule)
+			}
+			want := "a required|z required|b bsonType|c.x required|c.y bsonType"
+			if strings.Join(got, "|") != want {
+				t.Errorf("failures %q, want %s", got, want)
+			}
+		})
+	}
+}

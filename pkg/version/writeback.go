@@ -16,6 +16,9 @@ import (
 // so it never erases a concurrent writer's change: a field another writer
 // changed makes it match nothing, and fields the upgrade did not touch are
 // not written at all.
+//
+// A filter's guard values may be shared with other deltas' filters: read
+// them, never modify them.
 type Delta struct {
 	Filter bson.D `json:"filter"`
 	Update bson.D `json:"update"`
@@ -30,36 +33,57 @@ var ErrNoID = errors.New("document has no _id")
 // DeltaOf computes the guarded update that turns before (as read) into
 // after (as upgraded). Field order changes alone are not written.
 func DeltaOf(before, after bson.D) (Delta, error) {
+	return deltaOf(before, after, nil)
+}
+
+// deltaOf is DeltaOf whose filter then guards, as read, the fields that
+// links (the upgrades that ran) read and that it does not guard yet (see
+// DeltaFor).
+//
+// A delta costs few allocations, as a hand-written one would not: its
+// filter, $set and $unset lists and the guards' sub-documents are carved
+// from one backing array sized by a first pass, and the guards whose
+// value does not depend on the document ($exists: false, $type: null)
+// are shared, never modified values.
+func deltaOf(before, after bson.D, links []link) (Delta, error) {
 	id, ok := lookupD(before, "_id")
 	if !ok {
 		return Delta{}, ErrNoID
 	}
-	// One allocation each for the filter and the $set/$unset lists: a
-	// document has few fields, so lookups are linear scans, not maps.
-	filter := make(bson.D, 1, len(after)+len(before)+1)
-	filter[0] = bson.E{Key: "_id", Value: id}
-	var sets, unsets bson.D
-	for _, e := range after {
-		old, had := lookupD(before, e.Key)
-		if had && sameValue(old, e.Value) {
-			continue
-		}
-		if e.Key == "_id" {
-			return Delta{}, errors.New("the upgrade changed _id")
-		}
-		if sets == nil {
-			sets = make(bson.D, 0, len(after))
-		}
-		sets = append(sets, e)
-		filter = append(filter, guard(e.Key, old, had))
+	sh, err := shapeOf(before, after, links)
+	if err != nil {
+		return Delta{}, err
 	}
-	for _, e := range before {
-		if _, kept := lookupD(after, e.Key); !kept {
-			if unsets == nil {
-				unsets = make(bson.D, 0, len(before))
+	nSet, nUnset, same := sh.sets, sh.unsets, sh.same
+	// The update (2), the filter (_id, a guard per set, unset and read
+	// field, the marker), the $set and $unset lists, the guards' elements.
+	b := deltaBuf{free: make(bson.D, 2+(2+nSet+nUnset+sh.reads)+nSet+nUnset+sh.elems)}
+	var update, sets, unsets bson.D
+	if nSet > 0 || nUnset > 0 {
+		update = b.take(min(nSet, 1) + min(nUnset, 1))
+	}
+	filter := append(b.take(2+nSet+nUnset+sh.reads), bson.E{Key: "_id", Value: id})
+	if nSet > 0 {
+		sets = b.take(nSet)
+		for i, e := range after {
+			if i < 64 && same&(1<<i) != 0 {
+				continue
 			}
-			unsets = append(unsets, bson.E{Key: e.Key, Value: ""})
-			filter = append(filter, guard(e.Key, e.Value, true))
+			old, had := lookupD(before, e.Key)
+			if i >= 64 && had && sameValue(old, e.Value) {
+				continue
+			}
+			sets = append(sets, e)
+			filter = append(filter, b.guard(e.Key, old, had))
+		}
+	}
+	if nUnset > 0 {
+		unsets = b.take(nUnset)
+		for j, e := range before {
+			if !sh.kept(after, j, e.Key) {
+				unsets = append(unsets, bson.E{Key: e.Key, Value: ""})
+				filter = append(filter, b.guard(e.Key, e.Value, true))
+			}
 		}
 	}
 	// The step marker is guarded even when the upgrade left it alone: a
@@ -69,17 +93,159 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 	// migration's first step would be skipped (see MarkerField).
 	if _, had := lookupD(before, MarkerField); !had {
 		if _, has := lookupD(after, MarkerField); !has {
-			filter = append(filter, guard(MarkerField, nil, false))
+			filter = append(filter, b.guard(MarkerField, nil, false))
 		}
 	}
-	var update bson.D
 	if len(sets) > 0 {
 		update = append(update, bson.E{Key: "$set", Value: sets})
 	}
 	if len(unsets) > 0 {
 		update = append(update, bson.E{Key: "$unset", Value: unsets})
 	}
+	if len(update) > 0 {
+		filter = guardReads(&b, filter, before, links)
+	}
 	return Delta{Filter: filter, Update: update}, nil
+}
+
+// guardReads appends to filter the guard of every field links read that
+// it does not guard yet (every field of before when a func step ran).
+func guardReads(b *deltaBuf, filter, before bson.D, links []link) bson.D {
+	guardRead := func(k string) {
+		if k == "_id" || hasKey(filter, k) {
+			return
+		}
+		old, had := lookupD(before, k)
+		filter = append(filter, b.guard(k, old, had))
+	}
+	all := false
+	for i := range links {
+		all = all || links[i].readsAll
+		for _, k := range links[i].reads {
+			guardRead(k)
+		}
+	}
+	if all {
+		for _, e := range before {
+			guardRead(e.Key)
+		}
+	}
+	return filter
+}
+
+// deltaShape is what a first pass over a delta finds: which of the first
+// 64 fields of after are unchanged (same) and of before kept (keep), how
+// many fields it sets and unsets, how many reads it visits, and how many
+// elements its guards need.
+type deltaShape struct {
+	same, keep                 uint64
+	sets, unsets, reads, elems int
+}
+
+// kept reports whether after holds key, the name of before's field j.
+func (sh *deltaShape) kept(after bson.D, j int, key string) bool {
+	if j < 64 {
+		return sh.keep&(1<<j) != 0
+	}
+	_, ok := lookupD(after, key)
+	return ok
+}
+
+func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
+	for i, e := range after {
+		old, had := lookupD(before, e.Key)
+		if had && sameValue(old, e.Value) {
+			if i < 64 {
+				sh.same |= 1 << i
+			}
+			continue
+		}
+		if e.Key == "_id" {
+			return sh, errors.New("the upgrade changed _id")
+		}
+		sh.sets++
+		sh.elems += guardElems(old, had)
+	}
+	for j, e := range before {
+		if _, kept := lookupD(after, e.Key); kept {
+			if j < 64 {
+				sh.keep |= 1 << j
+			}
+		} else {
+			sh.unsets++
+			sh.elems += guardElems(e.Value, true)
+		}
+	}
+	all := false
+	for i := range links {
+		all = all || links[i].readsAll
+		for _, k := range links[i].reads {
+			sh.read(before, after, k)
+		}
+	}
+	if all {
+		for _, e := range before {
+			sh.read(before, after, e.Key)
+		}
+	}
+	return sh, nil
+}
+
+// read counts the guard of k, a field an upgrade read, unless the delta
+// guards it anyway (it is _id, or set or unset). A field read twice is
+// counted twice: the count bounds what guardReads appends.
+func (sh *deltaShape) read(before, after bson.D, k string) {
+	old, had := lookupD(before, k)
+	if k == "_id" || sh.writes(after, k, old, had) {
+		return
+	}
+	sh.reads++
+	sh.elems += guardElems(old, had)
+}
+
+// writes reports whether the delta sets or unsets k (old, had: its value
+// as read).
+func (sh *deltaShape) writes(after bson.D, k string, old any, had bool) bool {
+	i := index(after, k)
+	switch {
+	case i < 0:
+		return had
+	case i < 64:
+		return sh.same&(1<<i) == 0
+	}
+	return !had || !sameValue(old, after[i].Value)
+}
+
+// deltaBuf hands out the slices of one delta from one backing array; each
+// has its own capacity, so appending past it never overwrites another.
+type deltaBuf struct{ free bson.D }
+
+func (b *deltaBuf) take(n int) bson.D {
+	if len(b.free) < n { // never, if deltaShape counted right
+		return make(bson.D, 0, n)
+	}
+	s := b.free[:0:n]
+	b.free = b.free[n:]
+	return s
+}
+
+// The guards that do not depend on the document, shared by every filter:
+// never modified.
+var (
+	absentGuard any = bson.D{{Key: "$exists", Value: false}}
+	nullGuard   any = bson.D{{Key: "$type", Value: "null"}, notArray[0]}
+)
+
+// guardElems is how many elements of a delta's backing array guard(key,
+// old, had) needs.
+func guardElems(old any, had bool) int {
+	if !had || old == nil {
+		return 0
+	}
+	if _, ok := old.(bson.A); ok {
+		return 0
+	}
+	return 2
 }
 
 // guard is the filter clause that a field still holds what was read.
@@ -87,14 +253,14 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 // too ({version: 1} matches version: [1, 2]; see VersionIs), so every
 // guard on a value that is not an array excludes arrays: a concurrent
 // writer who turned the field into an array holding the old value must
-// make the write match nothing.
-func guard(key string, old any, had bool) bson.E {
+// make the write match nothing. Its sub-document is carved from b.
+func (b *deltaBuf) guard(key string, old any, had bool) bson.E {
 	switch {
 	case !had:
-		return bson.E{Key: key, Value: bson.D{{Key: "$exists", Value: false}}}
+		return bson.E{Key: key, Value: absentGuard}
 	case old == nil:
 		// {f: null} would also match a missing field.
-		return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}, notArray[0]}}
+		return bson.E{Key: key, Value: nullGuard}
 	}
 	if _, ok := old.(bson.A); ok {
 		return bson.E{Key: key, Value: old}
@@ -103,7 +269,7 @@ func guard(key string, old any, had bool) bson.E {
 	// starts with '$' ({$kind: 1}, allowed below the top level since
 	// MongoDB 5.0) is not read as operators, a regular expression is not
 	// matched as a pattern.
-	return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, notArray[0]}}
+	return bson.E{Key: key, Value: append(b.take(2), bson.E{Key: "$eq", Value: old}, notArray[0])}
 }
 
 // sameValue compares two BSON values exactly (type and order included),
@@ -169,35 +335,16 @@ func sameValue(a, b any) bool {
 // read (an email added that a rename should have moved, the source of a
 // copy replaced) must make the write-back match nothing.
 func (r *Registry) DeltaFor(coll string, before, after bson.D) (Delta, error) {
-	d, err := DeltaOf(before, after)
-	if err != nil || d.Empty() {
-		return d, err
+	ch := r.chains[coll]
+	if ch == nil {
+		return deltaOf(before, after, nil)
 	}
 	from, _ := r.VersionOf(coll, before)
-	guardRead := func(k string) {
-		if k == "_id" || hasKey(d.Filter, k) {
-			return
-		}
-		old, had := lookupD(before, k)
-		d.Filter = append(d.Filter, guard(k, old, had))
+	i := 0
+	for i < len(ch.links) && ch.links[i].version <= from {
+		i++
 	}
-	all := false
-	if ch := r.chains[coll]; ch != nil {
-		for i := range ch.links {
-			if l := &ch.links[i]; l.version > from {
-				all = all || l.readsAll
-				for _, k := range l.reads {
-					guardRead(k)
-				}
-			}
-		}
-	}
-	if all {
-		for _, e := range before {
-			guardRead(e.Key)
-		}
-	}
-	return d, nil
+	return deltaOf(before, after, ch.links[i:])
 }
 
 func hasKey(d bson.D, k string) bool {

@@ -2,6 +2,7 @@ package version_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -182,5 +183,38 @@ func TestDeltaGuardsDollarDocuments(t *testing.T) {
 	}
 	if got, want := js(d.Filter), `{"_id":1,"a":{"$eq":{"$kind":1},"$not":{"$type":"array"}},"b":{"$eq":{"c":{"$x":1}},"$not":{"$type":"array"}},"_mongomig_step":{"$exists":false}}`; got != want {
 		t.Errorf("filter %s, want %s", got, want)
+	}
+}
+
+// TestDeltaOfManyFields: past the 64 fields a delta's first pass
+// remembers, fields are still set, unset and guarded as below them.
+func TestDeltaOfManyFields(t *testing.T) {
+	var before, after bson.D
+	before = append(before, bson.E{Key: "_id", Value: int32(1)})
+	after = append(after, bson.E{Key: "_id", Value: int32(1)})
+	for i := 0; i < 70; i++ {
+		k := fmt.Sprint("f", i)
+		before = append(before, bson.E{Key: k, Value: int32(i)})
+		switch i {
+		case 3, 65: // unset
+		case 2, 66:
+			after = append(after, bson.E{Key: k, Value: "changed"})
+		default:
+			after = append(after, bson.E{Key: k, Value: int32(i)})
+		}
+	}
+	after = append(after, bson.E{Key: "g", Value: true})
+	d, err := version.DeltaOf(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantUpdate := `{"$set":{"f2":"changed","f66":"changed","g":true},"$unset":{"f3":"","f65":""}}`
+	wantFilter := `{"_id":1,"f2":{"$eq":2,"$not":{"$type":"array"}},"f66":{"$eq":66,"$not":{"$type":"array"}},"g":{"$exists":false},` +
+		`"f3":{"$eq":3,"$not":{"$type":"array"}},"f65":{"$eq":65,"$not":{"$type":"array"}},"_mongomig_step":{"$exists":false}}`
+	if got := js(d.Update); got != wantUpdate {
+		t.Errorf("update\n got %s\nwant %s", got, wantUpdate)
+	}
+	if got := js(d.Filter); got != wantFilter {
+		t.Errorf("filter\n got %s\nwant %s", got, wantFilter)
 	}
 }
