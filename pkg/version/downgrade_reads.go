@@ -58,12 +58,13 @@ func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64)
 	if err != nil || d.Empty() {
 		return d, err
 	}
+	var b deltaBuf // empty: each guard's sub-document is allocated alone
 	guardRead := func(k string) {
 		if k == "_id" || hasKey(d.Filter, k) || !filterable(k) {
 			return
 		}
 		old, had := lookupD(before, k)
-		d.Filter = append(d.Filter, guard(k, old, had))
+		d.Filter = append(d.Filter, b.guard(k, old, had))
 	}
 	for _, k := range l.downReads {
 		guardRead(k)
