@@ -62,8 +62,10 @@ func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
 // document at a reverted version downgradable); then, per migration: the
 // documents first (guarded deltas, so a concurrent write is never erased),
 // under the open validator window, then the indexes and validators, then
-// the ledger entry. Cancelling ctx stops it between two writes with an
-// [*InterruptedError].
+// the ledger entry. Cancelling ctx stops it between two commands or two
+// batches of document writes (the batch in flight completes, so the count
+// is exact) with an [*InterruptedError], whose Downgraded lists the
+// documents already downgraded by the migration it stopped inside.
 func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err error) {
 	if to < 0 {
 		return nil, fmt.Errorf("invalid target version %d", to)
@@ -78,6 +80,9 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 			return err
 		}
 		total = len(dp.targets)
+		if err := r.noteGuardScans(ctx, dp); err != nil {
+			return err
+		}
 		for _, t := range dp.targets {
 			a, err := r.revert(ctx, t, dp.exists)
 			if err != nil {
@@ -206,14 +211,23 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, err
 	}
+	var downgraded []DowngradeCount
 	for _, d := range t.downs {
 		if err := r.reopen(ctx, d.coll); err != nil {
-			return a, err
+			return a, stoppedDowngrading(ctx, m, downgraded, err)
 		}
-		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from)
+		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
+		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
+		if n > 0 {
+			left := int64(0)
+			if err != nil {
+				left = max(d.count-n, 0)
+			}
+			downgraded = append(downgraded, DowngradeCount{DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n}, left})
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return a, err
+				return a, stoppedDowngrading(ctx, m, downgraded, err)
 			}
 			return a, fmt.Errorf("revert %s: %s: downgraded %d documents, then: %w; nothing else was reverted and migration %d stays recorded: fix the cause and run `mongomig down` again (it continues with the documents left)",
 				m.File, d.coll, n, err, m.Version)
@@ -227,7 +241,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	}
 	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
 	if err != nil {
-		return a, err
+		return a, stoppedDowngrading(ctx, m, downgraded, err)
 	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
@@ -266,10 +280,11 @@ const downgradeBatch = 50
 // read is left alone by that write, counted in reread and downgraded from
 // its new value by the next pass; fields the downgrade neither reads nor
 // touches are never guarded or written. A pass that downgrades nothing
-// while documents remain stops with an error.
-func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (done, reread int64, err error) {
+// while documents remain stops with an error. progress is called after
+// every batch with the documents it downgraded.
+func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64, progress func(int64)) (done, reread int64, err error) {
 	for {
-		n, left, err := r.downgradePass(ctx, coll, v)
+		n, left, err := r.downgradePass(ctx, coll, v, progress)
 		done += n
 		if err != nil || left == 0 {
 			return done, reread, err
@@ -283,7 +298,7 @@ func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (
 
 // downgradePass makes one pass; left counts the documents whose guarded
 // write matched nothing (changed since they were read).
-func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done, left int64, err error) {
+func (r *Runner) downgradePass(ctx context.Context, coll string, v int64, progress func(int64)) (done, left int64, err error) {
 	c := r.db.Collection(coll)
 	cur, err := c.Find(ctx, r.registry.VersionIs(v), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(downgradeBatch))
 	if err != nil {
@@ -304,13 +319,17 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64) (done,
 		if r.hook != nil {
 			r.hook("down.write", v, len(models))
 		}
-		res, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		// An interruption lets the batch complete, so done is exact.
+		wctx, stop := batchContext(ctx)
+		res, err := c.BulkWrite(wctx, models, options.BulkWrite().SetOrdered(false))
+		stop()
 		if err != nil {
 			return fmt.Errorf("write downgraded documents: %w", err)
 		}
 		done += res.MatchedCount
 		left += int64(len(models)) - res.MatchedCount
 		models = models[:0]
+		progress(res.MatchedCount)
 		return nil
 	}
 	for cur.Next(ctx) {

@@ -19,6 +19,15 @@ const (
 	// without a scan nor apply it atomically (FerretDB v1), so backfill
 	// writes are filtered on _id alone; Message says why, in one line.
 	EventBackfillUnguarded EventKind = "backfill.unguarded"
+	// EventDowngradeProgress: after every batch of down's document pass;
+	// Count and Total are the collection's documents downgraded so far and
+	// to downgrade (as counted before the revert), Message says so with
+	// the rate and the time left, in one line.
+	EventDowngradeProgress EventKind = "documents.progress"
+	// EventDownGuardScans: the server evaluates down's guarded writes by
+	// scanning the collection (FerretDB v1), so its document pass is slow;
+	// sent once, before the pass. down keeps the guards: Message says why.
+	EventDownGuardScans EventKind = "down.guardScans"
 )
 
 // Event is one thing that happened during a run.
@@ -29,6 +38,9 @@ type Event struct {
 	Collection string    `json:"collection,omitempty"`
 	// Command is the command's name (create, collMod, createIndexes, ...).
 	Command string `json:"command,omitempty"`
+	// Count and Total: documents done and to do (progress events only).
+	Count int64 `json:"count,omitempty"`
+	Total int64 `json:"total,omitempty"`
 	// Message is a human-readable summary.
 	Message string `json:"message"`
 }

@@ -25,6 +25,9 @@ type InterruptedError struct {
 	Total     int           // migrations the run meant to apply or revert
 	Partial   *PartialError // the migration it stopped inside, if any
 	Cause     error         // context.Cause of the cancelled context
+
+	// Downgraded: documents the revert it stopped inside had downgraded.
+	Downgraded *DowngradedDocuments
 }
 
 func (e *InterruptedError) Error() string {
@@ -38,6 +41,9 @@ func (e *InterruptedError) Error() string {
 	}
 	if p := e.Partial; p != nil {
 		msg += fmt.Sprintf("; %s stopped between commands (%d done, %d not done) and is not recorded", p.File, len(p.Done), 1+len(p.NotDone))
+	}
+	if d := e.Downgraded; d != nil {
+		msg += "; " + d.String()
 	}
 	return msg + fmt.Sprintf("; run `mongomig %s` again to continue", verb)
 }
@@ -69,7 +75,7 @@ func interrupted(ctx context.Context, err error, direction string, done []Applie
 	if err == nil || ctx.Err() == nil || errors.Is(err, ErrLockLost) {
 		return err
 	}
-	ie := &InterruptedError{Direction: direction, Done: done, Total: total, Cause: context.Cause(ctx)}
+	ie := &InterruptedError{Direction: direction, Done: done, Total: total, Cause: context.Cause(ctx), Downgraded: downgradedBy(err)}
 	var pe *PartialError
 	if errors.As(err, &pe) && errors.Is(pe.Err, context.Canceled) {
 		ie.Partial = pe

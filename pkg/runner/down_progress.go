@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// DowngradedDocuments are the documents a revert stopped by an
+// interruption had already downgraded, per collection: its migration
+// stays recorded as applied while they are at the earlier version, and the
+// next down continues with the documents left (it reads only those still
+// at the migration's version).
+type DowngradedDocuments struct {
+	File        string
+	Version     int64
+	Collections []DowngradeCount
+}
+
+// DowngradeCount is one collection's share of [DowngradedDocuments].
+type DowngradeCount struct {
+	DocumentChange
+	// Left: documents still at From, as counted before the revert less
+	// those downgraded (0 once the collection's pass finished).
+	Left int64 `json:"left"`
+}
+
+func (d *DowngradedDocuments) String() string {
+	parts := make([]string, len(d.Collections))
+	for i, c := range d.Collections {
+		parts[i] = fmt.Sprintf("%d %s documents are already downgraded from version %d to %d (%d left at %d)", c.Count, c.Collection, c.From, c.To, c.Left, c.From)
+	}
+	return fmt.Sprintf("%s stopped while downgrading its documents and stays recorded as applied, but %s; the application meets both versions until the next down downgrades the documents left",
+		d.File, strings.Join(parts, ", "))
+}
+
+// downgradeStop carries [DowngradedDocuments] up to [interrupted].
+type downgradeStop struct {
+	docs *DowngradedDocuments
+	err  error
+}
+
+func (e *downgradeStop) Error() string { return e.err.Error() }
+func (e *downgradeStop) Unwrap() error { return e.err }
+
+// stoppedDowngrading wraps err, the error of a revert of m whose context
+// was cancelled after it downgraded docs, so that the InterruptedError
+// says so; other errors pass unchanged.
+func stoppedDowngrading(ctx context.Context, m *migration.Migration, docs []DowngradeCount, err error) error {
+	if ctx.Err() == nil || len(docs) == 0 {
+		return err
+	}
+	return &downgradeStop{docs: &DowngradedDocuments{File: m.File, Version: m.Version, Collections: docs}, err: err}
+}
+
+// downgradedBy returns the documents an interrupted revert downgraded, if
+// err says so.
+func downgradedBy(err error) *DowngradedDocuments {
+	var s *downgradeStop
+	if errors.As(err, &s) {
+		return s.docs
+	}
+	return nil
+}
+
+// downProgress counts the documents of one collection a revert has
+// downgraded and reports them after every batch.
+type downProgress struct {
+	r     *Runner
+	m     *migration.Migration
+	d     downgrade
+	done  int64
+	start time.Time
+}
+
+func (p *downProgress) add(n int64) {
+	p.done += n
+	total := max(p.d.count, p.done)
+	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 0.001)
+	msg := fmt.Sprintf("%s: %d of %d documents downgraded from version %d to %d, %.0f docs/s", p.d.coll, p.done, total, p.d.from, p.d.to, rate)
+	if left := total - p.done; left > 0 && rate > 0 {
+		eta := time.Duration(float64(left) / rate * float64(time.Second)).Round(time.Second)
+		msg += fmt.Sprintf(", %d left, ETA %s", left, eta)
+	}
+	p.r.cfg.events(Event{Kind: EventDowngradeProgress, Version: p.m.Version, File: p.m.File, Collection: p.d.coll, Count: p.done, Total: total, Message: msg})
+}
+
+// noteGuardScans sends [EventDownGuardScans] once, before the first
+// document pass of a revert, when the server evaluates a guarded write by
+// scanning the collection. The guards stay: the lock keeps other mongomig
+// runs out, not the application, and a write filtered on _id alone would
+// overwrite an application write made since down read the document.
+func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
+	var n int64
+	for _, t := range dp.targets {
+		for _, d := range t.downs {
+			n += d.count
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	info, err := serverInfo(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	g := guardedWrites(info)
+	if g.Available {
+		return nil
+	}
+	r.cfg.events(Event{Kind: EventDownGuardScans, Total: n, Message: fmt.Sprintf("down downgrades %d documents, each written filtered on _id and the values it read of the fields its downgrade reads and changes, so that an application write made since down read the document is not overwritten (the lock keeps other mongomig runs out, not the application): %s, so each write scans its collection and down is slow here; the guards stay, progress follows",
+		n, g.Reason)})
+	return nil
+}
+
+// batchContext is the context of one batch of down's writes: an
+// interruption (ctx cancelled for any cause but a lost lock) lets it
+// complete, so the documents counted as downgraded are those on the
+// server; a lost lock stops it.
+func batchContext(ctx context.Context) (context.Context, func()) {
+	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLockLost) {
+			cancel(cause)
+		}
+	})
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrLockLost) {
+		cancel(context.Cause(ctx))
+	}
+	return wctx, func() { unhook(); cancel(nil) }
+}
