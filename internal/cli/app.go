@@ -158,6 +158,8 @@ type env struct {
 	warnedClientSide bool
 	// notedTimeFence: the "ledger fenced by time only" note was given.
 	notedTimeFence bool
+	// downProgress: down's progress line (see renderDownProgress).
+	downProgress downProgress
 }
 
 // Config customises a mongomig binary (see pkg/command).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,7 +18,8 @@ func downCommand(e *env) *cli.Command {
 		Description: "Validators and indexes go back to what the earlier migrations declare. Documents at a reverted\n" +
 			"version are downgraded only where the file declares `downgrade:`; otherwise down refuses before\n" +
 			"changing anything. --dry-run prints the plan.\n" +
-			"SIGINT or SIGTERM stops it between two commands and releases the lock; run down again to continue.\n" +
+			"SIGINT or SIGTERM stops it between two commands or two batches of document writes and releases the\n" +
+			"lock; the message says which documents are already downgraded; run down again to continue.\n" +
 			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift,\n" +
 			"4 lock not acquired, 130 interrupted.",
 		Flags: append([]cli.Flag{
@@ -66,6 +68,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 	} else {
 		reverted, err = s.runner.DownTo(ctx, to)
 	}
+	e.endDownProgress()
 	if errors.Is(err, runner.ErrNothingToRevert) {
 		return usageError(err)
 	}
@@ -98,4 +101,35 @@ func previousApplied(st *runner.Status) int64 {
 		}
 	}
 	return prev
+}
+
+// downProgress is the state of down's progress line on stderr.
+type downProgress struct {
+	shown   bool      // a line is on the terminal, not ended
+	lastLog time.Time // when stderr last got a line
+}
+
+// renderDownProgress renders a [runner.EventDowngradeProgress] as backfill
+// renders its progress: rewritten in place on a terminal, otherwise a log
+// line when 5 s passed since the last line.
+func (e *env) renderDownProgress(ev runner.Event) {
+	p := &e.downProgress
+	switch {
+	case e.streams.ErrIsTerminal:
+		fmt.Fprintf(e.out.err, "\r\033[K%s", ev.Message)
+		p.shown = true
+	case time.Since(p.lastLog) >= 5*time.Second:
+		e.logf("%s", ev.Message)
+		p.lastLog = time.Now()
+	}
+}
+
+// endDownProgress clears the progress line, before any other output.
+func (e *env) endDownProgress() {
+	p := &e.downProgress
+	if p.shown {
+		fmt.Fprint(e.out.err, "\r\033[K")
+		p.shown = false
+	}
+	p.lastLog = time.Now()
 }

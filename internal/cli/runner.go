@@ -72,6 +72,11 @@ func hasFlag(c *cli.Context, name string) bool {
 // renderEvent writes progress to stderr; the client-side-only warning is
 // given once per run.
 func (e *env) renderEvent(ev runner.Event) {
+	if ev.Kind == runner.EventDowngradeProgress {
+		e.renderDownProgress(ev)
+		return
+	}
+	e.endDownProgress()
 	switch ev.Kind {
 	case runner.EventClientSide:
 		if e.warnedClientSide {
@@ -84,7 +89,7 @@ func (e *env) renderEvent(ev runner.Event) {
 			e.notedTimeFence = true
 			e.logf("%s (see docs/reliability.md)", ev.Message)
 		}
-	case runner.EventBackfillUnguarded:
+	case runner.EventBackfillUnguarded, runner.EventDownGuardScans:
 		e.out.warnf("%s", ev.Message)
 	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments:
 		e.logf("%s", ev.Message)
