@@ -214,7 +214,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	var downgraded []DowngradeCount
 	for _, d := range t.downs {
 		if err := r.reopen(ctx, d.coll); err != nil {
-			return a, stoppedDowngrading(ctx, m, downgraded, err)
+			return a, stoppedDowngrading(ctx, m, downgraded, false, err)
 		}
 		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
 		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
@@ -227,7 +227,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return a, stoppedDowngrading(ctx, m, downgraded, err)
+				return a, stoppedDowngrading(ctx, m, downgraded, false, err)
 			}
 			return a, fmt.Errorf("revert %s: %s: downgraded %d documents, then: %w; nothing else was reverted and migration %d stays recorded: fix the cause and run `mongomig down` again (it continues with the documents left)",
 				m.File, d.coll, n, err, m.Version)
@@ -241,7 +241,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	}
 	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
 	if err != nil {
-		return a, stoppedDowngrading(ctx, m, downgraded, err)
+		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))

@@ -19,6 +19,9 @@ type DowngradedDocuments struct {
 	File        string
 	Version     int64
 	Collections []DowngradeCount
+	// Finished: every collection's pass ended; it stopped reverting the
+	// validators and indexes.
+	Finished bool
 }
 
 // DowngradeCount is one collection's share of [DowngradedDocuments].
@@ -34,6 +37,10 @@ func (d *DowngradedDocuments) String() string {
 	for i, c := range d.Collections {
 		parts[i] = fmt.Sprintf("%d %s documents are already downgraded from version %d to %d (%d left at %d)", c.Count, c.Collection, c.From, c.To, c.Left, c.From)
 	}
+	if d.Finished {
+		return fmt.Sprintf("%s stopped after downgrading its documents and stays recorded as applied, but %s; the application meets them at the earlier version until the next down reverts the rest",
+			d.File, strings.Join(parts, ", "))
+	}
 	return fmt.Sprintf("%s stopped while downgrading its documents and stays recorded as applied, but %s; the application meets both versions until the next down downgrades the documents left",
 		d.File, strings.Join(parts, ", "))
 }
@@ -48,13 +55,13 @@ func (e *downgradeStop) Error() string { return e.err.Error() }
 func (e *downgradeStop) Unwrap() error { return e.err }
 
 // stoppedDowngrading wraps err, the error of a revert of m whose context
-// was cancelled after it downgraded docs, so that the InterruptedError
-// says so; other errors pass unchanged.
-func stoppedDowngrading(ctx context.Context, m *migration.Migration, docs []DowngradeCount, err error) error {
+// was cancelled after it downgraded docs (finished: every pass ended), so
+// that the InterruptedError says so; other errors pass unchanged.
+func stoppedDowngrading(ctx context.Context, m *migration.Migration, docs []DowngradeCount, finished bool, err error) error {
 	if ctx.Err() == nil || len(docs) == 0 {
 		return err
 	}
-	return &downgradeStop{docs: &DowngradedDocuments{File: m.File, Version: m.Version, Collections: docs}, err: err}
+	return &downgradeStop{docs: &DowngradedDocuments{File: m.File, Version: m.Version, Collections: docs, Finished: finished}, err: err}
 }
 
 // downgradedBy returns the documents an interrupted revert downgraded, if

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -174,5 +175,73 @@ func TestDownProgressOnMongoDB(t *testing.T) {
 	}
 	if n := len(ev.progress); n != 3 || ev.progress[n-1].Count != 120 || ev.progress[n-1].Total != 120 {
 		t.Errorf("progress events %+v; want 3 (batches of 50), the last 120 of 120", ev.progress)
+	}
+}
+
+// TestDownInterruptedAfterDocumentPass: a signal after the documents were
+// downgraded, between the commands that revert the validator and the
+// index, names both: the commands done and not done, and the documents
+// already at the earlier version while the migration stays recorded. The
+// next down finds no document to downgrade and finishes the commands.
+func TestDownInterruptedAfterDocumentPass(t *testing.T) {
+	fsys := fstest.MapFS{
+		"0001_users.yaml": copyBackFS["0001_users.yaml"],
+		"0002_contact.yaml": {Data: []byte(`collections:
+  users:
+    validator: {$jsonSchema: {bsonType: object, required: [email, contact]}}
+    upgrade:
+      - copy: {email: contact.email}
+    downgrade:
+      - copy: {contact.email: email}
+    indexes:
+      create:
+        - {keys: {contact.email: 1}}
+`)},
+	}
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, fsys)
+	if _, err := r.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	insertContacts(t, db, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wrote := false
+	runner.SetHook(r, func(point string, _ int64, _ int) {
+		switch point {
+		case "down.write":
+			wrote = true
+		case "command":
+			if wrote {
+				cancel() // after the first command that follows the documents
+			}
+		}
+	})
+	_, err := r.DownTo(ctx, 1)
+	var ie *runner.InterruptedError
+	if !errors.As(err, &ie) || ie.Partial == nil || len(ie.Partial.Done) != 1 || len(ie.Partial.NotDone) != 0 {
+		t.Fatalf("DownTo = %v (%+v); want an InterruptedError between the two commands that follow the documents", err, ie)
+	}
+	if d := ie.Downgraded; d == nil || !d.Finished || len(d.Collections) != 1 || d.Collections[0].Count != 10 || d.Collections[0].Left != 0 {
+		t.Fatalf("Downgraded = %+v; want the 10 users, pass finished", ie.Downgraded)
+	}
+	for _, s := range []string{
+		"0002_contact.yaml stopped between commands (1 done, 1 not done) and is not recorded",
+		"0002_contact.yaml stopped after downgrading its documents and stays recorded as applied, but 10 users documents are already downgraded from version 2 to 0 (0 left at 2)",
+	} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q: %v", s, err)
+		}
+	}
+	runner.SetHook(r, nil)
+	reverted, err := r.DownTo(context.Background(), 1)
+	if err != nil || len(reverted) != 1 || len(reverted[0].Documents) != 0 {
+		t.Fatalf("down again = %+v, %v; want 0002 reverted with no document left to downgrade", reverted, err)
+	}
+	if v2, v0 := countUsers(t, db); v2 != 0 || v0 != 10 {
+		t.Errorf("users: %d at version 2, %d at 0; want 0 and 10", v2, v0)
+	}
+	if v := ledgerVersions(t, db); !equalVersions(v, 1) {
+		t.Errorf("ledger %v; want [1]", v)
 	}
 }

@@ -38,7 +38,8 @@ type Event struct {
 	Collection string    `json:"collection,omitempty"`
 	// Command is the command's name (create, collMod, createIndexes, ...).
 	Command string `json:"command,omitempty"`
-	// Count and Total: documents done and to do (progress events only).
+	// Count and Total: documents done and to do (progress events; Total
+	// also on the guard-scan notice).
 	Count int64 `json:"count,omitempty"`
 	Total int64 `json:"total,omitempty"`
 	// Message is a human-readable summary.
