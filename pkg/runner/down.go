@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 	"time"
 
@@ -206,6 +207,13 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, err
 	}
+	for _, c := range m.Collections {
+		if len(c.Upgrade) > 0 {
+			if err := r.forgetBackfill(ctx, c.Name, m.Version); err != nil {
+				return a, err
+			}
+		}
+	}
 	for _, d := range t.downs {
 		if err := r.reopen(ctx, d.coll); err != nil {
 			return a, err
@@ -244,6 +252,26 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	a.DurationMS = time.Since(start).Milliseconds()
 	r.cfg.events(Event{Kind: EventApplyDone, Version: m.Version, File: m.File, Message: "reverted " + m.File})
 	return a, nil
+}
+
+// forgetBackfill removes coll's backfill progress toward version v or
+// above (its checkpoint, range plans and range checkpoints): reverting v
+// takes the documents back below it, so a backfill to that version number
+// after a later up is a new one, counted from zero, split anew.
+func (r *Runner) forgetBackfill(ctx context.Context, coll string, v int64) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
+	stale := bson.D{{Key: "target", Value: bson.D{{Key: "$gte", Value: v}}}}
+	cps := r.db.Collection(BackfillCollection)
+	if _, err := cps.DeleteOne(ctx, append(bson.D{{Key: "_id", Value: coll}}, stale...)); err != nil {
+		return fmt.Errorf("remove the backfill checkpoint of %s: %w", coll, err)
+	}
+	ranges := append(bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(coll) + `\$(plan|range)\$`}}}}, stale...)
+	if _, err := cps.DeleteMany(ctx, ranges); err != nil {
+		return fmt.Errorf("remove the backfill ranges of %s: %w", coll, err)
+	}
+	return nil
 }
 
 func uniqueStrings(list []string) []string {
