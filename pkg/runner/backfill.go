@@ -298,6 +298,11 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	cb.Resumed = resumed
 	saved := time.Now()
 	save := func() error {
+		// The checkpoint is the lease holder's: one who lost the lease
+		// would overwrite the new holder's progress with older.
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		cp.UpdatedAt = time.Now()
 		// A write of the checkpoint survives a cancelled ctx: it is how a
 		// stopped backfill resumes.
@@ -326,8 +331,7 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 			return cb, err
 		}
 		if stop != "" {
-			*stopped = stop
-			return cb, save()
+			return cb, halt(ctx, stop, stopped, save)
 		}
 	}
 	failed := map[string]*FailureGroup{}
@@ -348,10 +352,21 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		return cb, err
 	}
 	if stop != "" {
-		*stopped = stop
-		return cb, save()
+		return cb, halt(ctx, stop, stopped, save)
 	}
 	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
+}
+
+// halt ends a walk that stopped early (stop: "interrupted" or "deadline"):
+// it records why and saves the checkpoint, unless the walk stopped because
+// its lease was lost (ctx's cause), which is an error: the new holder owns
+// the checkpoint, and the run was not stopped by a signal.
+func halt(ctx context.Context, stop string, stopped *string, save func() error) error {
+	if errors.Is(context.Cause(ctx), ErrLockLost) {
+		return fmt.Errorf("%w: the backfill stopped at its last checkpoint; whoever holds the lease now (or the next run) resumes from it", context.Cause(ctx))
+	}
+	*stopped = stop
+	return save()
 }
 
 // finish follows a walk that reached the end: it proves that no document
@@ -366,8 +381,7 @@ func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, s
 	if ctx.Err() != nil {
 		// Stopped after the last batch: the next run walks what is left
 		// (nothing, or failures) and proves.
-		*stopped = "interrupted"
-		return save()
+		return halt(ctx, "interrupted", stopped, save)
 	}
 	left, err := w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err == nil && left > 0 && resumed && resumeFrom != nil {
@@ -375,9 +389,10 @@ func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, s
 		// below the target remain: those before that point (failures the
 		// stopped run met, an old writer's) are walked now, so that this
 		// run lists them and its exit status says they remain.
-		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil || stop != "" {
-			*stopped = stop
+		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil {
 			return errors.Join(err, save())
+		} else if stop != "" {
+			return halt(ctx, stop, stopped, save)
 		}
 		left, err = w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,6 +59,9 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 				return stopped, nil
 			}
 			continue
+		}
+		if errors.Is(err, ErrLockLost) {
+			return "", err // not the server's refusal: the run stops
 		}
 		if transient(err) {
 			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)

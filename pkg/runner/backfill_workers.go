@@ -278,6 +278,9 @@ func (r *Runner) sweep(ctx context.Context, name string, opts BackfillOptions, d
 		return nil, err
 	}
 	cp.UpdatedAt = time.Now()
+	if err := fence(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
 		return nil, fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
 	}
@@ -380,6 +383,11 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 	}
 	saved := time.Now()
 	save := func() error {
+		// Only while the range's lease is ours: the new holder owns the
+		// checkpoint (see Runner.backfillCollection).
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		cp.UpdatedAt = time.Now()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
