@@ -336,11 +336,7 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	failed := map[string]*FailureGroup{}
 	defer func() {
-		for _, g := range failed {
-			g.trim()
-			cb.Failed = append(cb.Failed, *g)
-		}
-		sort.Slice(cb.Failed, func(i, j int) bool { return cb.Failed[i].Message < cb.Failed[j].Message })
+		cb.Failed = failureList(failed)
 		cb.TotalUpgraded = cp.Upgraded
 		cb.DurationMS = time.Since(start).Milliseconds()
 	}()
@@ -355,6 +351,17 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		return cb, halt(ctx, stop, stopped, save)
 	}
 	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
+}
+
+// failureList is failed's groups, trimmed, in the order of their messages.
+func failureList(failed map[string]*FailureGroup) []FailureGroup {
+	var out []FailureGroup
+	for _, g := range failed {
+		g.trim()
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Message < out[j].Message })
+	return out
 }
 
 // halt ends a walk that stopped early (stop: "interrupted" or "deadline"):

@@ -149,8 +149,32 @@ type workerTally struct {
 	mu                                  sync.Mutex
 	upgraded, conflicts, batches, trips int64
 	live                                int64 // upgraded so far, for progress
-	stopped                             string
-	err                                 error
+	// failed are the ranges' failures, reported by a run stopped before
+	// the sweep (which otherwise walks and lists them again).
+	failed  map[string]*FailureGroup
+	stopped string
+	err     error
+}
+
+// addFailures merges a range walk's failures into t's (t.mu held). A walk
+// that lost its lease contributes what it met: the new holder resumes after
+// the walk's last checkpoint, so it meets again only what came after it (a
+// document counted twice only if this run walks that range again and stops
+// before the sweep).
+func (t *workerTally) addFailures(failed map[string]*FailureGroup) {
+	if t.failed == nil {
+		t.failed = map[string]*FailureGroup{}
+	}
+	for key, g := range failed {
+		to := t.failed[key]
+		if to == nil {
+			t.failed[key] = &FailureGroup{Path: g.Path, Rule: g.Rule, Message: g.Message, Count: g.Count, ExampleIDs: g.ExampleIDs}
+			continue
+		}
+		to.Count += g.Count
+		to.ExampleIDs = append(to.ExampleIDs, g.ExampleIDs...)
+		to.trim()
+	}
 }
 
 // backfillWorkers runs opts.Workers workers over the ranges of name, then
@@ -202,6 +226,7 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 	if t.err != nil || t.stopped != "" {
 		*stopped = t.stopped
 		cb := merge(nil)
+		cb.Failed = failureList(t.failed)
 		// Every run's ranges, finished or not, and the collection's own
 		// count (read even once ctx is cancelled: a stopped run reports).
 		total, err := r.workersTotal(context.WithoutCancel(ctx), name, target)
@@ -421,6 +446,7 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 	t.conflicts += cb.Conflicts
 	t.batches += cb.Batches
 	t.trips += cb.RoundTrips
+	t.addFailures(w.failed)
 	t.mu.Unlock()
 	if err != nil {
 		return "", err
