@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,7 +92,15 @@ func TestBackfillWorkersLostRangeLeaseKeepsTheNewHoldersCheckpoint(t *testing.T)
 	db := sandboxtest.Database(t, "app")
 	const docs = 200
 	insertItems(t, db, docs)
-	r := counterRunner(t, db)
+	var mu sync.Mutex
+	var lost []string
+	r := counterRunner(t, db, runner.WithEvents(func(e runner.Event) {
+		if e.Kind == runner.EventBackfillRangeLost {
+			mu.Lock()
+			lost = append(lost, e.Message)
+			mu.Unlock()
+		}
+	}))
 	var once sync.Once
 	taken := make(chan struct{})
 	runner.SetHook(r, func(point string, _ int64, _ int) {
@@ -113,6 +122,11 @@ func TestBackfillWorkersLostRangeLeaseKeepsTheNewHoldersCheckpoint(t *testing.T)
 		t.Errorf("proven %v, totalUpgraded %d; want proven and %d (%+v)", c.Proven, c.TotalUpgraded, docs, c)
 	}
 	checkItems(t, db, docs)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lost) == 0 || !strings.Contains(lost[0], "range ") || !strings.Contains(lost[0], "goes on with the other ranges") {
+		t.Errorf("events on the lost range leases: %q; want one naming the range", lost)
+	}
 }
 
 // walkHeldRangesByHand takes over every range lease of items held now and

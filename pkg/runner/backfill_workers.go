@@ -51,6 +51,10 @@ import (
 //     in a range then, unless one began it after the proof, which finds
 //     nothing below the target left in it.
 
+// EventBackfillRangeLost: a worker lost the lease of the range it walked
+// and goes on with the others; Message names the range and the loss.
+const EventBackfillRangeLost EventKind = "backfill.rangeLeaseLost"
+
 func rangePlanKey(coll string, target int64) string { return fmt.Sprintf("%s$plan$%d", coll, target) }
 func rangeKey(coll string, target int64, i int) string {
 	return fmt.Sprintf("%s$range$%d$%d", coll, target, i)
@@ -377,6 +381,8 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 				// Our lease on the range lapsed (a pause, a slow server) and
 				// the fence stopped our writes: whoever took it over
 				// resumes from its checkpoint; go on with the others.
+				r.cfg.events(Event{Kind: EventBackfillRangeLost, Collection: name, Message: fmt.Sprintf(
+					"backfill of %s: range %d: %v; this worker wrote nothing more in it and goes on with the other ranges; whoever takes the range next resumes from its checkpoint", name, i, err)})
 			case err != nil:
 				return "", fmt.Errorf("range %d of %s: %w", i, name, err)
 			case stop != "":
