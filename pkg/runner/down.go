@@ -293,13 +293,15 @@ const downgradeBatch = 50
 // unordered bulk writes. A document a concurrent writer changed since the
 // read is left alone by that write, counted in reread and downgraded from
 // its new value by the next pass; fields the downgrade neither reads nor
-// touches are never guarded or written. A pass that downgrades nothing
-// while documents remain stops with an error.
+// touches are never guarded or written. Passes go on until one finds no
+// document at v: a document written at v during a pass (the release being
+// rolled back still runs) is downgraded by the next. A pass that
+// downgrades nothing while documents remain stops with an error.
 func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64) (done, reread int64, err error) {
 	for {
 		n, left, err := r.downgradePass(ctx, coll, v)
 		done += n
-		if err != nil || left == 0 {
+		if err != nil || n+left == 0 {
 			return done, reread, err
 		}
 		if n == 0 {

@@ -47,3 +47,48 @@ func TestBackfillTotalAfterDownAndUp(t *testing.T) {
 		}
 	}
 }
+
+// TestDownDowngradesADocumentWrittenDuringItsPass: the release being rolled
+// back still runs during down and inserts a version-2 user while down's
+// pass writes its batch, after its cursor went past. down goes on until a
+// pass finds no document at version 2: the late user is downgraded too.
+// down used to stop after a pass whose writes all matched, leaving it at
+// version 2, a version the ledger no longer has, for the old release to
+// fail on.
+func TestDownDowngradesADocumentWrittenDuringItsPass(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "app")
+	r := newRunner(t, db, copyBackFS)
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	users := db.Collection("users")
+	user := func() bson.D {
+		return bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "email", Value: "a@x"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "a@x"}}}, {Key: "version", Value: int32(2)}}
+	}
+	for range 3 {
+		if _, err := users.InsertOne(ctx, user()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inserted := false
+	runner.SetHook(r, func(point string, _ int64, _ int) {
+		if point == "down.write" && !inserted {
+			inserted = true
+			if _, err := users.InsertOne(ctx, user()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	reverted, err := r.DownTo(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := users.CountDocuments(ctx, bson.D{{Key: "version", Value: int32(2)}})
+	if err != nil || n != 0 {
+		t.Errorf("%d users left at version 2 after down (%v)", n, err)
+	}
+	if len(reverted) != 1 || len(reverted[0].Documents) != 1 || reverted[0].Documents[0].Count != 4 {
+		t.Errorf("reverted %+v; want 4 users downgraded", reverted)
+	}
+}
