@@ -73,6 +73,8 @@ type BackfillOptions struct {
 	writeTurn *sync.Mutex
 	// guarded is the server's GuardedWrites capability (or forced).
 	guarded Capability
+	// ferretDB: the server is FerretDB.
+	ferretDB bool
 }
 
 // BackfillProgress is the state after a batch.
@@ -206,39 +208,9 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 				ErrFuncMissing, n, miss[0].File, miss[0].Func, miss[0].Func)
 		}
 	}
-	if opts.Batch <= 0 {
-		opts.Batch = DefaultBackfillBatch
-	}
-	info, err := serverInfo(ctx, r.db)
+	opts, err = r.backfillOptions(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
-		opts.Batch = FerretDBMaxBatch
-	}
-	if info.FerretDBVersion != "" && opts.Workers > 1 {
-		// Its connections are shared by every concurrent update command's
-		// statements: keep the workers' writes together within the cap.
-		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
-		// SQLite has one writer: workers writing at once make it retry
-		// with sleeps; taking turns lets one read while another writes.
-		opts.writeTurn = &sync.Mutex{}
-	}
-	// Workers share the rate (see walkRange).
-	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
-	opts.guarded = guardedWrites(info)
-	if opts.rangesPerWorker == 0 {
-		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
-	}
-	if opts.AlwaysGuard {
-		opts.guarded = Capability{Available: true}
-	}
-	if !opts.guarded.Available {
-		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
-			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
-	}
-	if opts.checkpointEvery == 0 {
-		opts.checkpointEvery = time.Second
 	}
 	var deadline time.Time
 	if opts.MaxTime > 0 {
@@ -275,6 +247,48 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		}
 	}
 	return res, nil
+}
+
+// backfillOptions fills in opts's defaults and what the server allows or
+// needs (batch caps, the workers' write turn, guarded writes).
+func (r *Runner) backfillOptions(ctx context.Context, opts BackfillOptions) (BackfillOptions, error) {
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBackfillBatch
+	}
+	info, err := serverInfo(ctx, r.db)
+	if err != nil {
+		return opts, err
+	}
+	// FerretDB knows fewer BSON types (see afterID).
+	opts.ferretDB = info.FerretDBVersion != ""
+	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
+		opts.Batch = FerretDBMaxBatch
+	}
+	if info.FerretDBVersion != "" && opts.Workers > 1 {
+		// Its connections are shared by every concurrent update command's
+		// statements: keep the workers' writes together within the cap.
+		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
+		// SQLite has one writer: workers writing at once make it retry
+		// with sleeps; taking turns lets one read while another writes.
+		opts.writeTurn = &sync.Mutex{}
+	}
+	// Workers share the rate (see walkRange).
+	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
+	opts.guarded = guardedWrites(info)
+	if opts.rangesPerWorker == 0 {
+		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
+	}
+	if opts.AlwaysGuard {
+		opts.guarded = Capability{Available: true}
+	}
+	if !opts.guarded.Available {
+		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
+			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
+	}
+	if opts.checkpointEvery == 0 {
+		opts.checkpointEvery = time.Second
+	}
+	return opts, nil
 }
 
 // belowFilter matches the documents a backfill to target visits: those

@@ -132,7 +132,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 		if *cur == nil {
 			filter := vm
 			if last != nil {
-				filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}}}, vm}}}
+				filter = bson.D{{Key: "$and", Value: bson.A{afterID(last, w.opts.ferretDB), vm}}}
 			}
 			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
 				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
