@@ -354,7 +354,7 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 		}
 		done, err := r.rangesDone(ctx, name, plan)
 		if err != nil {
-			return "", err
+			return stoppedOr(ctx, err)
 		}
 		if len(done) == n {
 			return "", nil
@@ -384,7 +384,7 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 				r.cfg.events(Event{Kind: EventBackfillRangeLost, Collection: name, Message: fmt.Sprintf(
 					"backfill of %s: range %d: %v; this worker wrote nothing more in it and goes on with the other ranges; whoever takes the range next resumes from its checkpoint", name, i, err)})
 			case err != nil:
-				return "", fmt.Errorf("range %d of %s: %w", i, name, err)
+				return stoppedOr(ctx, fmt.Errorf("range %d of %s: %w", i, name, err))
 			case stop != "":
 				return stop, nil
 			}
@@ -398,6 +398,16 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 			}
 		}
 	}
+}
+
+// stoppedOr is a worker's end on err: "interrupted" if ctx ended meanwhile
+// (Ctrl-C landing in a lease's acquisition or a read fails them with
+// "context canceled"), else err.
+func stoppedOr(ctx context.Context, err error) (string, error) {
+	if ctx.Err() != nil {
+		return "interrupted", nil
+	}
+	return "", err
 }
 
 // walkRange walks range i of plan under its lease (ctx carries it); start
