@@ -91,7 +91,7 @@ func (e *env) renderEvent(ev runner.Event) {
 		}
 	case runner.EventBackfillUnguarded, runner.EventDownGuardScans:
 		e.out.warnf("%s", ev.Message)
-	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments:
+	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments, runner.EventBackfillRangeLost:
 		e.logf("%s", ev.Message)
 	case runner.EventCommand, runner.EventCommandSkipped:
 		e.logf("  %s", ev.Message)

@@ -73,6 +73,8 @@ type BackfillOptions struct {
 	writeTurn *sync.Mutex
 	// guarded is the server's GuardedWrites capability (or forced).
 	guarded Capability
+	// ferretDB: the server is FerretDB.
+	ferretDB bool
 }
 
 // BackfillProgress is the state after a batch.
@@ -206,39 +208,9 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 				ErrFuncMissing, n, miss[0].File, miss[0].Func, miss[0].Func)
 		}
 	}
-	if opts.Batch <= 0 {
-		opts.Batch = DefaultBackfillBatch
-	}
-	info, err := serverInfo(ctx, r.db)
+	opts, err = r.backfillOptions(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
-		opts.Batch = FerretDBMaxBatch
-	}
-	if info.FerretDBVersion != "" && opts.Workers > 1 {
-		// Its connections are shared by every concurrent update command's
-		// statements: keep the workers' writes together within the cap.
-		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
-		// SQLite has one writer: workers writing at once make it retry
-		// with sleeps; taking turns lets one read while another writes.
-		opts.writeTurn = &sync.Mutex{}
-	}
-	// Workers share the rate (see walkRange).
-	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
-	opts.guarded = guardedWrites(info)
-	if opts.rangesPerWorker == 0 {
-		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
-	}
-	if opts.AlwaysGuard {
-		opts.guarded = Capability{Available: true}
-	}
-	if !opts.guarded.Available {
-		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
-			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
-	}
-	if opts.checkpointEvery == 0 {
-		opts.checkpointEvery = time.Second
 	}
 	var deadline time.Time
 	if opts.MaxTime > 0 {
@@ -277,6 +249,48 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	return res, nil
 }
 
+// backfillOptions fills in opts's defaults and what the server allows or
+// needs (batch caps, the workers' write turn, guarded writes).
+func (r *Runner) backfillOptions(ctx context.Context, opts BackfillOptions) (BackfillOptions, error) {
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBackfillBatch
+	}
+	info, err := serverInfo(ctx, r.db)
+	if err != nil {
+		return opts, err
+	}
+	// FerretDB knows fewer BSON types (see afterID).
+	opts.ferretDB = info.FerretDBVersion != ""
+	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
+		opts.Batch = FerretDBMaxBatch
+	}
+	if info.FerretDBVersion != "" && opts.Workers > 1 {
+		// Its connections are shared by every concurrent update command's
+		// statements: keep the workers' writes together within the cap.
+		opts.Batch = max(1, min(opts.Batch, FerretDBMaxBatch/opts.Workers))
+		// SQLite has one writer: workers writing at once make it retry
+		// with sleeps; taking turns lets one read while another writes.
+		opts.writeTurn = &sync.Mutex{}
+	}
+	// Workers share the rate (see walkRange).
+	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
+	opts.guarded = guardedWrites(info)
+	if opts.rangesPerWorker == 0 {
+		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
+	}
+	if opts.AlwaysGuard {
+		opts.guarded = Capability{Available: true}
+	}
+	if !opts.guarded.Available {
+		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
+			"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"})
+	}
+	if opts.checkpointEvery == 0 {
+		opts.checkpointEvery = time.Second
+	}
+	return opts, nil
+}
+
 // belowFilter matches the documents a backfill to target visits: those
 // below target and those whose version is invalid, which it reports as
 // failures (version.Registry.VersionBelow).
@@ -298,6 +312,11 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	cb.Resumed = resumed
 	saved := time.Now()
 	save := func() error {
+		// The checkpoint is the lease holder's: one who lost the lease
+		// would overwrite the new holder's progress with older.
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		cp.UpdatedAt = time.Now()
 		// A write of the checkpoint survives a cancelled ctx: it is how a
 		// stopped backfill resumes.
@@ -326,17 +345,12 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 			return cb, err
 		}
 		if stop != "" {
-			*stopped = stop
-			return cb, save()
+			return cb, halt(ctx, stop, stopped, save)
 		}
 	}
 	failed := map[string]*FailureGroup{}
 	defer func() {
-		for _, g := range failed {
-			g.trim()
-			cb.Failed = append(cb.Failed, *g)
-		}
-		sort.Slice(cb.Failed, func(i, j int) bool { return cb.Failed[i].Message < cb.Failed[j].Message })
+		cb.Failed = failureList(failed)
 		cb.TotalUpgraded = cp.Upgraded
 		cb.DurationMS = time.Since(start).Milliseconds()
 	}()
@@ -348,10 +362,32 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		return cb, err
 	}
 	if stop != "" {
-		*stopped = stop
-		return cb, save()
+		return cb, halt(ctx, stop, stopped, save)
 	}
 	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
+}
+
+// failureList is failed's groups, trimmed, in the order of their messages.
+func failureList(failed map[string]*FailureGroup) []FailureGroup {
+	var out []FailureGroup
+	for _, g := range failed {
+		g.trim()
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Message < out[j].Message })
+	return out
+}
+
+// halt ends a walk that stopped early (stop: "interrupted" or "deadline"):
+// it records why and saves the checkpoint, unless the walk stopped because
+// its lease was lost (ctx's cause), which is an error: the new holder owns
+// the checkpoint, and the run was not stopped by a signal.
+func halt(ctx context.Context, stop string, stopped *string, save func() error) error {
+	if errors.Is(context.Cause(ctx), ErrLockLost) {
+		return fmt.Errorf("%w: the backfill stopped at its last checkpoint; whoever holds the lease now (or the next run) resumes from it", context.Cause(ctx))
+	}
+	*stopped = stop
+	return save()
 }
 
 // finish follows a walk that reached the end: it proves that no document
@@ -366,8 +402,7 @@ func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, s
 	if ctx.Err() != nil {
 		// Stopped after the last batch: the next run walks what is left
 		// (nothing, or failures) and proves.
-		*stopped = "interrupted"
-		return save()
+		return halt(ctx, "interrupted", stopped, save)
 	}
 	left, err := w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	if err == nil && left > 0 && resumed && resumeFrom != nil {
@@ -375,9 +410,10 @@ func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, s
 		// below the target remain: those before that point (failures the
 		// stopped run met, an old writer's) are walked now, so that this
 		// run lists them and its exit status says they remain.
-		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil || stop != "" {
-			*stopped = stop
+		if stop, err := w.rewalkHead(ctx, resumeFrom); err != nil {
 			return errors.Join(err, save())
+		} else if stop != "" {
+			return halt(ctx, stop, stopped, save)
 		}
 		left, err = w.coll.CountDocuments(ctx, r.belowFilter(target), options.Count().SetLimit(1))
 	}

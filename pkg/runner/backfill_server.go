@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,6 +59,9 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 				return stopped, nil
 			}
 			continue
+		}
+		if errors.Is(err, ErrLockLost) {
+			return "", err // not the server's refusal: the run stops
 		}
 		if transient(err) {
 			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)
@@ -128,7 +132,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 		if *cur == nil {
 			filter := vm
 			if last != nil {
-				filter = bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}}}, vm}}}
+				filter = bson.D{{Key: "$and", Value: bson.A{afterID(last, w.opts.ferretDB), vm}}}
 			}
 			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
 				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))

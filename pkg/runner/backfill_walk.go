@@ -41,7 +41,7 @@ type clientWalk struct {
 // rewalkHead walks the documents up to and including resumeFrom, where
 // the walk that just finished began (see Runner.backfillCollection).
 func (w *clientWalk) rewalkHead(ctx context.Context, resumeFrom any) (stopped string, err error) {
-	w.bounds = bson.D{{Key: "_id", Value: bson.D{{Key: "$lte", Value: resumeFrom}}}}
+	w.bounds = upToID(resumeFrom, w.opts.ferretDB)
 	w.cp.LastID = nil
 	return w.run(ctx)
 }
@@ -108,7 +108,7 @@ func (w *clientWalk) open(ctx context.Context) (*mongo.Cursor, error) {
 	filter := w.r.belowFilter(w.cp.Target)
 	and := bson.A{}
 	if w.cp.LastID != nil {
-		and = append(and, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: w.cp.LastID}}}})
+		and = append(and, afterID(w.cp.LastID, w.opts.ferretDB))
 	}
 	if len(w.bounds) > 0 {
 		and = append(and, w.bounds)

@@ -51,6 +51,10 @@ import (
 //     in a range then, unless one began it after the proof, which finds
 //     nothing below the target left in it.
 
+// EventBackfillRangeLost: a worker lost the lease of the range it walked
+// and goes on with the others; Message names the range and the loss.
+const EventBackfillRangeLost EventKind = "backfill.rangeLeaseLost"
+
 func rangePlanKey(coll string, target int64) string { return fmt.Sprintf("%s$plan$%d", coll, target) }
 func rangeKey(coll string, target int64, i int) string {
 	return fmt.Sprintf("%s$range$%d$%d", coll, target, i)
@@ -149,8 +153,32 @@ type workerTally struct {
 	mu                                  sync.Mutex
 	upgraded, conflicts, batches, trips int64
 	live                                int64 // upgraded so far, for progress
-	stopped                             string
-	err                                 error
+	// failed are the ranges' failures, reported by a run stopped before
+	// the sweep (which otherwise walks and lists them again).
+	failed  map[string]*FailureGroup
+	stopped string
+	err     error
+}
+
+// addFailures merges a range walk's failures into t's (t.mu held). A walk
+// that lost its lease contributes what it met: the new holder resumes after
+// the walk's last checkpoint, so it meets again only what came after it (a
+// document counted twice only if this run walks that range again and stops
+// before the sweep).
+func (t *workerTally) addFailures(failed map[string]*FailureGroup) {
+	if t.failed == nil {
+		t.failed = map[string]*FailureGroup{}
+	}
+	for key, g := range failed {
+		to := t.failed[key]
+		if to == nil {
+			t.failed[key] = &FailureGroup{Path: g.Path, Rule: g.Rule, Message: g.Message, Count: g.Count, ExampleIDs: g.ExampleIDs}
+			continue
+		}
+		to.Count += g.Count
+		to.ExampleIDs = append(to.ExampleIDs, g.ExampleIDs...)
+		to.trim()
+	}
 }
 
 // backfillWorkers runs opts.Workers workers over the ranges of name, then
@@ -202,6 +230,7 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 	if t.err != nil || t.stopped != "" {
 		*stopped = t.stopped
 		cb := merge(nil)
+		cb.Failed = failureList(t.failed)
 		// Every run's ranges, finished or not, and the collection's own
 		// count (read even once ctx is cancelled: a stopped run reports).
 		total, err := r.workersTotal(context.WithoutCancel(ctx), name, target)
@@ -278,6 +307,9 @@ func (r *Runner) sweep(ctx context.Context, name string, opts BackfillOptions, d
 		return nil, err
 	}
 	cp.UpdatedAt = time.Now()
+	if err := fence(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := cps.ReplaceOne(ctx, bson.D{{Key: "_id", Value: name}}, cp, options.Replace().SetUpsert(true)); err != nil {
 		return nil, fmt.Errorf("save backfill checkpoint of %s: %w", name, err)
 	}
@@ -322,7 +354,7 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 		}
 		done, err := r.rangesDone(ctx, name, plan)
 		if err != nil {
-			return "", err
+			return stoppedOr(ctx, err)
 		}
 		if len(done) == n {
 			return "", nil
@@ -349,8 +381,10 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 				// Our lease on the range lapsed (a pause, a slow server) and
 				// the fence stopped our writes: whoever took it over
 				// resumes from its checkpoint; go on with the others.
+				r.cfg.events(Event{Kind: EventBackfillRangeLost, Collection: name, Message: fmt.Sprintf(
+					"backfill of %s: range %d: %v; this worker wrote nothing more in it and goes on with the other ranges; whoever takes the range next resumes from its checkpoint", name, i, err)})
 			case err != nil:
-				return "", fmt.Errorf("range %d of %s: %w", i, name, err)
+				return stoppedOr(ctx, fmt.Errorf("range %d of %s: %w", i, name, err))
 			case stop != "":
 				return stop, nil
 			}
@@ -364,6 +398,16 @@ func (r *Runner) rangeWorker(ctx context.Context, name string, plan *rangePlan, 
 			}
 		}
 	}
+}
+
+// stoppedOr is a worker's end on err: "interrupted" if ctx ended meanwhile
+// (Ctrl-C landing in a lease's acquisition or a read fails them with
+// "context canceled"), else err.
+func stoppedOr(ctx context.Context, err error) (string, error) {
+	if ctx.Err() != nil {
+		return "interrupted", nil
+	}
+	return "", err
 }
 
 // walkRange walks range i of plan under its lease (ctx carries it); start
@@ -380,6 +424,11 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 	}
 	saved := time.Now()
 	save := func() error {
+		// Only while the range's lease is ours: the new holder owns the
+		// checkpoint (see Runner.backfillCollection).
+		if err := fence(ctx); err != nil {
+			return err
+		}
 		cp.UpdatedAt = time.Now()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -413,6 +462,7 @@ func (r *Runner) walkRange(ctx context.Context, name string, plan *rangePlan, i 
 	t.conflicts += cb.Conflicts
 	t.batches += cb.Batches
 	t.trips += cb.RoundTrips
+	t.addFailures(w.failed)
 	t.mu.Unlock()
 	if err != nil {
 		return "", err

@@ -62,7 +62,14 @@ func (r *Runner) writeBatch(ctx context.Context, coll *mongo.Collection, name st
 	// read) is a failure: the checkpoint passes no document neither
 	// written nor counted.
 	retry, retryIDs := r.upgradeModels(name, again, nil, failed, idOnly)
-	upgraded = int64(len(pending) - len(again)) // written by us or by another upgrade
+	// The others were written by us or by another upgrade, or deleted:
+	// those are not counted.
+	exist, err := coll.CountDocuments(context.WithoutCancel(ctx), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pending}}}})
+	trips++
+	if err != nil {
+		return matched, 0, trips, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	upgraded = exist - int64(len(again))
 	if len(retry) > 0 {
 		m2, refused2, err := r.bulk(ctx, coll, retry)
 		trips++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"strings"
 	"time"
 
@@ -211,6 +212,13 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, err
 	}
+	for _, c := range m.Collections {
+		if len(c.Upgrade) > 0 {
+			if err := r.forgetBackfill(ctx, c.Name, m.Version); err != nil {
+				return a, err
+			}
+		}
+	}
 	var downgraded []DowngradeCount
 	for _, d := range t.downs {
 		if err := r.reopen(ctx, d.coll); err != nil {
@@ -260,6 +268,26 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	return a, nil
 }
 
+// forgetBackfill removes coll's backfill progress toward version v or
+// above (its checkpoint, range plans and range checkpoints): reverting v
+// takes the documents back below it, so a backfill to that version number
+// after a later up is a new one, counted from zero, split anew.
+func (r *Runner) forgetBackfill(ctx context.Context, coll string, v int64) error {
+	if err := fence(ctx); err != nil {
+		return err
+	}
+	stale := bson.D{{Key: "target", Value: bson.D{{Key: "$gte", Value: v}}}}
+	cps := r.db.Collection(BackfillCollection)
+	if _, err := cps.DeleteOne(ctx, append(bson.D{{Key: "_id", Value: coll}}, stale...)); err != nil {
+		return fmt.Errorf("remove the backfill checkpoint of %s: %w", coll, err)
+	}
+	ranges := append(bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(coll) + `\$(plan|range)\$`}}}}, stale...)
+	if _, err := cps.DeleteMany(ctx, ranges); err != nil {
+		return fmt.Errorf("remove the backfill ranges of %s: %w", coll, err)
+	}
+	return nil
+}
+
 func uniqueStrings(list []string) []string {
 	var out []string
 	for _, s := range list {
@@ -279,14 +307,16 @@ const downgradeBatch = 50
 // unordered bulk writes. A document a concurrent writer changed since the
 // read is left alone by that write, counted in reread and downgraded from
 // its new value by the next pass; fields the downgrade neither reads nor
-// touches are never guarded or written. A pass that downgrades nothing
-// while documents remain stops with an error. progress is called after
-// every batch with the documents it downgraded.
+// touches are never guarded or written. Passes go on until one finds no
+// document at v: a document written at v during a pass (the release being
+// rolled back still runs) is downgraded by the next. A pass that
+// downgrades nothing while documents remain stops with an error. progress
+// is called after every batch with the documents it downgraded.
 func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64, progress func(int64)) (done, reread int64, err error) {
 	for {
 		n, left, err := r.downgradePass(ctx, coll, v, progress)
 		done += n
-		if err != nil || left == 0 {
+		if err != nil || n+left == 0 {
 			return done, reread, err
 		}
 		if n == 0 {
