@@ -29,9 +29,11 @@
 //     fifth of the lease) for clock rates and round trips. Before every
 //     write it protects, the caller calls [Held.Fence]: within validUntil
 //     it reads the lease document to prove it still holds this token (an
-//     operator may have removed it with `unlock --force`); past validUntil
-//     it renews once itself, and otherwise fails with [ErrLost] before
-//     anything is sent.
+//     operator may have removed it with `unlock --force`), and a read that
+//     gets no answer (a network error, no reply within the margin) leaves
+//     the clock as the guarantee if validUntil has not passed meanwhile;
+//     past validUntil it renews once itself, and otherwise fails with
+//     [ErrLost] before anything is sent.
 //   - A heartbeat renews every quarter of the lease; a failed renewal is
 //     retried at the next tick, until validUntil passes: then the lease is
 //     lost, and [Held.Lost] is closed.

@@ -89,14 +89,20 @@ func (h *Held) until() (validUntil, since time.Time) {
 // trip) to prove the token is still there; past it, it renews once itself
 // (the heartbeat may only be late, on a loaded machine): the renewal
 // succeeds only if the server still holds this token with an unexpired
-// lease. A failure there is final.
+// lease. A failure there is final. A read that gets no answer (a network
+// error, or no reply within the margin on a loaded machine) proves
+// nothing either way: the clock is then the guarantee, if validUntil has
+// not passed meanwhile; if it has, Fence renews as above.
 func (h *Held) Fence(ctx context.Context) error {
 	if err := h.Err(); err != nil {
 		return err
 	}
 	validUntil, since := h.until()
 	if time.Now().Before(validUntil) {
-		return h.verify(ctx)
+		answered, err := h.verify(ctx)
+		if answered || time.Now().Before(validUntil) {
+			return err
+		}
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Margin(h.lease))
 	defer cancel()
@@ -107,22 +113,25 @@ func (h *Held) Fence(ctx context.Context) error {
 }
 
 // verify reads the lease document: a final ErrLost if the token is gone.
-func (h *Held) verify(ctx context.Context) error {
+// answered is false when the read got no answer (a network error, or
+// none within the margin): it proves nothing, and err is nil.
+func (h *Held) verify(ctx context.Context) (answered bool, err error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Margin(h.lease))
 	defer cancel()
-	err := h.coll.FindOne(rctx, h.mine(), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	err = h.coll.FindOne(rctx, h.mine(), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: removed by unlock --force, or taken over)", ErrLost, h.name))
-	case err != nil && mongo.IsNetworkError(err):
-		// The server is unreachable for now: the lease still holds by our
-		// clock, which is the fence's guarantee; the write that follows
-		// meets the same outage (and is fenced again when retried).
-		return nil
+		return true, h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: removed by unlock --force, or taken over)", ErrLost, h.name))
+	case err != nil && (mongo.IsNetworkError(err) || mongo.IsTimeout(err)):
+		// The server is unreachable or slow for now: the lease still
+		// holds by our clock while validUntil has not passed, which is the
+		// fence's guarantee (Fence checks it again); the write that
+		// follows meets the same outage (and is fenced again when retried).
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("%w (cannot verify the lease %s: %v)", ErrLost, h.name, err)
+		return true, fmt.Errorf("%w (cannot verify the lease %s: %v)", ErrLost, h.name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // mine matches this acquisition's document.
