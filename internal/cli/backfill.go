@@ -115,8 +115,8 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		if c.ServerSide > 0 {
 			server = fmt.Sprintf(" (%d on the server, no document sent)", c.ServerSide)
 		}
-		o.printf("%s %s: %d documents upgraded to version %d%s%s, %d in all; %d batches, %d round trips\n",
-			state, c.Collection, c.Upgraded, c.Target, server, resumed, c.TotalUpgraded, c.Batches, c.RoundTrips)
+		o.printf("%s %s: %s upgraded to version %d%s%s, %d in all; %s, %s\n",
+			state, c.Collection, count(c.Upgraded, "document"), c.Target, server, resumed, c.TotalUpgraded, count(c.Batches, "batch"), count(c.RoundTrips, "round trip"))
 		if c.ServerSideNote != "" {
 			o.printf("  %s\n", c.ServerSideNote)
 		}
@@ -127,14 +127,14 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 			o.printf("  %s\n", c.RangesNote)
 		}
 		if c.Conflicts > 0 {
-			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
+			o.printf("  %s changed under the backfill twice and were left to the application's lazy upgrade\n", count(c.Conflicts, "document"))
 		}
 		for _, f := range c.Failed {
 			more := ""
 			if n := f.Count - int64(len(f.ExampleIDs)); n > 0 {
 				more = fmt.Sprintf(" (and %d more)", n)
 			}
-			o.printf("  %s %d document%s cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), f.Count, plural(int(f.Count)), f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
+			o.printf("  %s %s cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), count(f.Count, "document"), f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
 		}
 		switch {
 		case c.Complete && !c.Proven && res.Stopped != "" && i == len(res.Collections)-1:

@@ -82,7 +82,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 	for _, a := range reverted {
 		e.out.printf("%s %s\n", e.out.green("reverted"), a.File)
 		for _, d := range a.Documents {
-			e.out.printf("  %s: %d documents downgraded from version %d to %d\n", d.Collection, d.Count, d.From, d.To)
+			e.out.printf("  %s: %s downgraded from version %d to %d\n", d.Collection, count(d.Count, "document"), d.From, d.To)
 		}
 	}
 	e.out.printf("the database is at version %d\n", st.Current)

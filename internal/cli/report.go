@@ -111,9 +111,9 @@ func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
 
 func summary(rep *runner.Report) string {
 	if rep.Failing == 0 {
-		return fmt.Sprintf("all documents pass (%d collection%s checked)", len(rep.Collections), plural(len(rep.Collections)))
+		return fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
 	}
-	return fmt.Sprintf("%d document%s would fail (%d collection%s checked)", rep.Failing, plural(int(rep.Failing)), len(rep.Collections), plural(len(rep.Collections)))
+	return fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
 }
 
 func versionsText(vs []runner.VersionCount) string {
@@ -143,9 +143,9 @@ func serverCheckText(c *runner.ServerCheck) string {
 		}
 		return "not available (" + c.Reason + ")"
 	case *c.Agrees:
-		return fmt.Sprintf("agrees (%d document%s fail as stored)", *c.Server, plural(int(*c.Server)))
+		return fmt.Sprintf("agrees (%s failing as stored)", count(*c.Server, "document"))
 	}
-	return fmt.Sprintf("DIFFERS: the server counts %d documents failing as stored, mongomig %d", *c.Server, *c.Client)
+	return fmt.Sprintf("DIFFERS: the server counts %s failing as stored, mongomig %d", count(*c.Server, "document"), *c.Client)
 }
 
 func renderReportText(o *output, rep *runner.Report) {
@@ -173,7 +173,7 @@ func renderReportText(o *output, rep *runner.Report) {
 			if where == "" {
 				where = "(document)"
 			}
-			o.printf("  %s %s  %s  %d document%s: %s\n", label, where, g.Rule, g.Count, plural(int(g.Count)), g.Message)
+			o.printf("  %s %s  %s  %s: %s\n", label, where, g.Rule, count(g.Count, "document"), g.Message)
 			o.printf("       %s %s\n", o.faint("e.g."), strings.Join(g.ExampleIDs, ", "))
 		}
 		o.printf("  %s %s\n", o.faint("server cross-check:"), serverCheckText(c.ServerCheck))
@@ -196,8 +196,8 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 			for i, id := range b.ExampleIDs {
 				ids[i] = string(id)
 			}
-			o.printf("  %s %s.%s (%s): %d documents would collide (E11000 on MongoDB), %d of them lacking the key (indexed as null); add sparse: true or fix the data\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, b.Duplicates, b.MissingAsNull, o.faint("e.g."), strings.Join(ids, ", "))
+			o.printf("  %s %s.%s (%s): %s would collide (E11000 on MongoDB), %d of them lacking the key (indexed as null); add sparse: true or fix the data\n       %s %s\n",
+				o.red("FAIL"), b.Collection, b.Index, b.File, count(b.Duplicates, "document"), b.MissingAsNull, o.faint("e.g."), strings.Join(ids, ", "))
 		default:
 			o.printf("  %s %s.%s (%s): no duplicate key\n", o.green("ok"), b.Collection, b.Index, b.File)
 		}
@@ -282,7 +282,7 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		s := junitSuite{Name: c.Collection, Properties: []junitProperty{{Name: "server cross-check", Value: serverCheckText(c.ServerCheck)}}}
 		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
 		if len(groups) == 0 {
-			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%d documents pass the validator of %04d", c.Scanned, c.ValidatorFrom)})
+			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s passing the validator of %04d", count(c.Scanned, "document"), c.ValidatorFrom)})
 		}
 		for _, g := range groups {
 			msg := &junitMessage{

@@ -185,8 +185,8 @@ func (e *env) renderPlan(p *runner.Plan) error {
 		}
 		return nil
 	}
-	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %d migration%s\n",
-		o.bold("plan"), p.Current, verb, len(p.Migrations), plural(len(p.Migrations)))
+	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %s\n",
+		o.bold("plan"), p.Current, verb, count(len(p.Migrations), "migration"))
 	for _, m := range p.Migrations {
 		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), m.File)
 		if len(m.Commands) == 0 {
