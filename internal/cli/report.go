@@ -196,12 +196,25 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 			for i, id := range b.ExampleIDs {
 				ids[i] = string(id)
 			}
-			o.printf("  %s %s.%s (%s): %s would collide (E11000 on MongoDB), %d of them lacking the key (indexed as null); add sparse: true or fix the data\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, count(b.Duplicates, "document"), b.MissingAsNull, o.faint("e.g."), strings.Join(ids, ", "))
+			o.printf("  %s %s.%s (%s): %s would collide (E11000 on MongoDB)%s\n       %s %s\n",
+				o.red("FAIL"), b.Collection, b.Index, b.File, count(b.Duplicates, "document"), collisionAdvice(b), o.faint("e.g."), strings.Join(ids, ", "))
 		default:
 			o.printf("  %s %s.%s (%s): no duplicate key\n", o.green("ok"), b.Collection, b.Index, b.File)
 		}
 	}
+}
+
+// collisionAdvice says what fixes a predicted collision: sparse only helps
+// the documents lacking the key.
+func collisionAdvice(b runner.IndexBuild) string {
+	switch {
+	case b.MissingAsNull == 0:
+		return "; every one has the key: fix the data (or the upgrade) so the keys differ"
+	case b.MissingAsNull == b.Duplicates:
+		return fmt.Sprintf(", all %d lacking the key (indexed as null); add sparse: true or fix the data", b.MissingAsNull)
+	}
+	return fmt.Sprintf(", %d of them lacking the key (indexed as null): sparse: true would leave %d colliding; fix the data",
+		b.MissingAsNull, b.Duplicates-b.MissingAsNull)
 }
 
 func renderMarkdown(w io.Writer, rep *runner.Report) error {

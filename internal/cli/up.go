@@ -137,9 +137,14 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 		if err := e.renderPlan(p); err != nil {
 			return err
 		}
-		if len(rep.Collections) > 0 {
+		switch {
+		case len(rep.Collections) > 0:
 			e.out.printf("\n")
 			renderReportText(e.out, rep)
+		case len(rep.IndexBuilds) > 0:
+			// No validator changes, but the index predictions may be
+			// why the dry run exits 3: they must be shown.
+			renderIndexBuilds(e.out, rep.IndexBuilds)
 		}
 	}
 	if rep.WouldReject {
