@@ -65,6 +65,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 		reverted, err = s.runner.Down(ctx)
 	} else {
 		reverted, err = s.runner.DownTo(ctx, to)
+		err = rerunTo(err, "down", to)
 	}
 	if errors.Is(err, runner.ErrNothingToRevert) {
 		return usageError(err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -64,6 +65,9 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		return e.dryRun(ctx, s, to, rs)
 	}
 	applied, err := s.runner.UpTo(ctx, to)
+	if c.IsSet("to") {
+		err = rerunTo(err, "up", to)
+	}
 	if err != nil {
 		if len(applied) > 0 {
 			e.out.warnf("applied before the failure: %s", files(applied))
@@ -151,6 +155,16 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 		return silentExit(ExitCheck)
 	}
 	return nil
+}
+
+// rerunTo makes the message of an interrupted `verb --to N` say to run
+// it again with --to N: the bare command goes further.
+func rerunTo(err error, verb string, to int64) error {
+	var ie *runner.InterruptedError
+	if errors.As(err, &ie) {
+		ie.Rerun = fmt.Sprintf("mongomig %s --to %d", verb, to)
+	}
+	return err
 }
 
 func files(applied []runner.Applied) string {

@@ -25,6 +25,11 @@ type InterruptedError struct {
 	Total     int           // migrations the run meant to apply or revert
 	Partial   *PartialError // the migration it stopped inside, if any
 	Cause     error         // context.Cause of the cancelled context
+	// Rerun is the command the message tells to run again to continue;
+	// empty: `mongomig up` or `mongomig down`. A caller that ran with a
+	// target sets it (`mongomig up --to 7`): the bare command would apply,
+	// or revert, more than was asked.
+	Rerun string
 }
 
 func (e *InterruptedError) Error() string {
@@ -39,7 +44,11 @@ func (e *InterruptedError) Error() string {
 	if p := e.Partial; p != nil {
 		msg += fmt.Sprintf("; %s stopped between commands (%d done, %d not done) and is not recorded", p.File, len(p.Done), 1+len(p.NotDone))
 	}
-	return msg + fmt.Sprintf("; run `mongomig %s` again to continue", verb)
+	rerun := e.Rerun
+	if rerun == "" {
+		rerun = "mongomig " + verb
+	}
+	return msg + fmt.Sprintf("; run `%s` again to continue", rerun)
 }
 
 // Unwrap returns the cancellation cause, so errors.Is(err, context.Canceled) holds.
