@@ -208,5 +208,3 @@ func describeMixed(m runner.MixedType) string {
 	}
 	return strings.Join(counts, ", ") + " (" + strings.Join(examples, "; ") + ")"
 }
-
-
