@@ -154,6 +154,8 @@ type env struct {
 	streams Streams
 	out     *output
 	g       globals
+	// command is the running command's name (up, status, ...).
+	command string
 	// warnedClientSide: the client-side-only validator warning was given.
 	warnedClientSide bool
 	// notedTimeFence: the "ledger fenced by time only" note was given.
@@ -249,6 +251,7 @@ func newApp(e *env) *cli.App {
 		cmd.Flags = append(cmd.Flags, commandCopies()...)
 		cmd.Before = func(c *cli.Context) error {
 			e.init(c, noColorEnv)
+			e.command = c.Command.Name
 			return validateFlags(c)
 		}
 	}
