@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -119,6 +120,9 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err != nil {
 		return err
 	}
+	if err := refusePlanMissingFuncs(s.runner, p); err != nil {
+		return err
+	}
 	rep, err := s.runner.DryRunReport(ctx, to, rs.options(e.progress()))
 	if err != nil {
 		return err
@@ -165,6 +169,27 @@ func rerunTo(err error, verb string, to int64) error {
 		ie.Rerun = fmt.Sprintf("mongomig %s --to %d", verb, to)
 	}
 	return err
+}
+
+// refusePlanMissingFuncs refuses a dry run whose report would upgrade
+// documents through a func step this binary lacks (see refuseMissingFuncs).
+func refusePlanMissingFuncs(r *runner.Runner, p *runner.Plan) error {
+	if len(p.Migrations) == 0 {
+		return nil
+	}
+	planned := map[int64]bool{}
+	var last int64
+	for _, m := range p.Migrations {
+		planned[m.Version] = true
+		last = max(last, m.Version)
+	}
+	var pending []*migration.Migration
+	for _, m := range r.Migrations() {
+		if planned[m.Version] {
+			pending = append(pending, m)
+		}
+	}
+	return refuseMissingFuncs(r, reportedCollections(pending, true), last, "up --dry-run")
 }
 
 func files(applied []runner.Applied) string {

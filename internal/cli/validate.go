@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func validateCommand(e *env) *cli.Command {
@@ -38,6 +40,13 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 		return err
 	}
 	defer s.close()
+	names := colls
+	if len(names) == 0 {
+		names = reportedCollections(s.runner.Migrations(), false)
+	}
+	if err := refuseMissingFuncs(s.runner, names, runner.Latest, "validate"); err != nil {
+		return err
+	}
 	opts := rs.options(e.progress())
 	opts.Collections = colls
 	rep, err := s.runner.Report(ctx, opts)
