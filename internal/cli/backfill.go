@@ -36,8 +36,8 @@ func backfillCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if c.Int("batch") <= 0 || c.Int("workers") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
-				return usageError(fmt.Errorf("--batch and --workers must be positive, --rate and --max-time not negative"))
+			if err := backfillFlagValues(c); err != nil {
+				return err
 			}
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
@@ -50,6 +50,22 @@ func backfillCommand(e *env) *cli.Command {
 			}))
 		},
 	}
+}
+
+// backfillFlagValues refuses (exit 2) a --batch, --workers, --rate or
+// --max-time value that cannot work, naming the flag.
+func backfillFlagValues(c *cli.Context) error {
+	switch {
+	case c.Int("batch") <= 0:
+		return usageError(fmt.Errorf("--batch %d: give a positive number of documents per batch (default %d)", c.Int("batch"), runner.DefaultBackfillBatch))
+	case c.Int("workers") <= 0:
+		return usageError(fmt.Errorf("--workers %d: give a positive number of workers (default 1)", c.Int("workers")))
+	case c.Float64("rate") < 0:
+		return usageError(fmt.Errorf("--rate %v: give a positive number of documents per second, or leave --rate out for no cap", c.Float64("rate")))
+	case c.Duration("max-time") < 0:
+		return usageError(fmt.Errorf("--max-time %v: give a positive duration such as 10m, or leave --max-time out for no limit", c.Duration("max-time")))
+	}
+	return nil
 }
 
 func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.BackfillOptions) error {

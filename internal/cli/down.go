@@ -18,7 +18,8 @@ func downCommand(e *env) *cli.Command {
 			"version are downgraded only where the file declares `downgrade:`; otherwise down refuses before\n" +
 			"changing anything. --dry-run prints the plan.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run down again to continue.\n" +
-			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift,\n" +
+			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift, a missing\n" +
+			"file, or documents it cannot revert (no downgrade: declared, or partway through a backfill),\n" +
 			"4 lock not acquired, 130 interrupted.",
 		Flags: append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "revert every migration above version `N` (0: all)", DefaultText: "the last applied migration only"},
