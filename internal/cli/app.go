@@ -185,7 +185,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	app := newApp(e)
 	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := runRecovered(ctx, app, args)
+	err := runRecovered(ctx, app, flagsFirst(app, args))
 	if err == nil && unknown != "" {
 		err = usageError(unknownCommand(unknown, app))
 	}
@@ -291,12 +291,12 @@ func validateFlags(c *cli.Context) error {
 	return nil
 }
 
-// noArgs rejects positional arguments: urfave/cli v2 silently ignores flags
-// written after one, so a stray argument usually means a misplaced flag.
+// noArgs rejects positional arguments (a flag written without its dashes,
+// say), which the command would otherwise ignore.
 func noArgs(c *cli.Context) error {
 	if c.Args().Len() > 0 {
-		return usageError(fmt.Errorf("%s takes no arguments, got %q (flags go before arguments)",
-			c.Command.Name, strings.Join(c.Args().Slice(), " ")))
+		return usageError(fmt.Errorf("%s takes no arguments, got %q (`mongomig %s --help` lists its flags)",
+			c.Command.Name, strings.Join(c.Args().Slice(), " "), c.Command.Name))
 	}
 	return nil
 }
