@@ -26,3 +26,11 @@ func plural(noun string) string {
 	}
 	return noun + "s"
 }
+
+// verb is the form of a verb that agrees with n things: many or one.
+func verb[N ~int | ~int64](n N, many, one string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

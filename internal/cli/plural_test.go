@@ -24,3 +24,12 @@ func TestCountAgreesWithItsNoun(t *testing.T) {
 		}
 	}
 }
+
+func TestVerbAgreesWithItsCount(t *testing.T) {
+	if got := verb(1, "fail", "fails"); got != "fails" {
+		t.Errorf("verb(1) = %q", got)
+	}
+	if got := verb(int64(0), "fail", "fails"); got != "fail" {
+		t.Errorf("verb(0) = %q", got)
+	}
+}

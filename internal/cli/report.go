@@ -143,7 +143,7 @@ func serverCheckText(c *runner.ServerCheck) string {
 		}
 		return "not available (" + c.Reason + ")"
 	case *c.Agrees:
-		return fmt.Sprintf("agrees (%s failing as stored)", count(*c.Server, "document"))
+		return fmt.Sprintf("agrees (%s %s as stored)", count(*c.Server, "document"), verb(*c.Server, "fail", "fails"))
 	}
 	return fmt.Sprintf("DIFFERS: the server counts %s failing as stored, mongomig %d", count(*c.Server, "document"), *c.Client)
 }
@@ -295,7 +295,7 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		s := junitSuite{Name: c.Collection, Properties: []junitProperty{{Name: "server cross-check", Value: serverCheckText(c.ServerCheck)}}}
 		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
 		if len(groups) == 0 {
-			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s passing the validator of %04d", count(c.Scanned, "document"), c.ValidatorFrom)})
+			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s %s the validator of %04d", count(c.Scanned, "document"), verb(c.Scanned, "pass", "passes"), c.ValidatorFrom)})
 		}
 		for _, g := range groups {
 			msg := &junitMessage{
