@@ -196,10 +196,10 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 			for i, id := range b.ExampleIDs {
 				ids[i] = string(id)
 			}
-			o.printf("  %s %s.%s (%s): %s would collide (E11000 on MongoDB)%s\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, count(b.Duplicates, "document"), collisionAdvice(b), o.faint("e.g."), strings.Join(ids, ", "))
+			o.printf("  %s %s.%s (%s): %s\n       %s %s\n",
+				o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b), o.faint("e.g."), strings.Join(ids, ", "))
 		default:
-			o.printf("  %s %s.%s (%s): no duplicate key\n", o.green("ok"), b.Collection, b.Index, b.File)
+			o.printf("  %s %s.%s (%s): %s\n", o.green("ok"), b.Collection, b.Index, b.File, indexBuildResult(b))
 		}
 	}
 }
@@ -245,8 +245,35 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 			fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", g.Path, g.Rule, g.Count, mdEscape(g.Message), strings.Join(ids, " "))
 		}
 	}
+	markdownIndexBuilds(&b, rep.IndexBuilds)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// markdownIndexBuilds is renderIndexBuilds as a Markdown table.
+func markdownIndexBuilds(b *strings.Builder, builds []runner.IndexBuild) {
+	if len(builds) == 0 {
+		return
+	}
+	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | example `_id`s |\n|---|---|---|---|\n")
+	for _, ib := range builds {
+		ids := make([]string, len(ib.ExampleIDs))
+		for i, id := range ib.ExampleIDs {
+			ids[i] = "`" + string(id) + "`"
+		}
+		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(ids, " "))
+	}
+}
+
+// indexBuildResult words a predicted build the same way in every format.
+func indexBuildResult(b runner.IndexBuild) string {
+	switch {
+	case b.Skipped != "":
+		return "skipped: " + b.Skipped
+	case b.Fails():
+		return count(b.Duplicates, "document") + " would collide (E11000 on MongoDB)" + collisionAdvice(b)
+	}
+	return "no duplicate key"
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
@@ -317,6 +344,11 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		out.Failures += s.Failures
 		out.Suites = append(out.Suites, s)
 	}
+	if s, ok := junitIndexBuilds(rep.IndexBuilds); ok {
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Suites = append(out.Suites, s)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -327,4 +359,29 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitIndexBuilds is one suite of the predicted unique index builds, a
+// case per index: failed when it would fail, skipped when not predicted.
+func junitIndexBuilds(builds []runner.IndexBuild) (junitSuite, bool) {
+	s := junitSuite{Name: "unique index builds"}
+	for _, b := range builds {
+		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}
+		ids := make([]string, len(b.ExampleIDs))
+		for i, id := range b.ExampleIDs {
+			ids[i] = string(id)
+		}
+		msg := &junitMessage{Message: indexBuildResult(b), Text: "example _ids: " + strings.Join(ids, ", ")}
+		switch {
+		case b.Skipped != "":
+			tc.Skipped = msg
+			s.Skipped++
+		case b.Fails():
+			tc.Failure = msg
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Tests = len(s.Cases)
+	return s, len(builds) > 0
 }
