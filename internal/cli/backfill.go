@@ -137,7 +137,7 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 			o.printf("  %s\n", c.ServerSideNote)
 		}
 		if c.Ranges > 0 {
-			o.printf("  %d _id ranges shared by the workers; split points: %s\n", c.Ranges, c.RangeSplit)
+			o.printf("  %s shared by the workers; split points: %s\n", count(c.Ranges, "_id range"), c.RangeSplit)
 		}
 		if c.RangesNote != "" {
 			o.printf("  %s\n", c.RangesNote)

@@ -211,7 +211,11 @@ func collisionAdvice(b runner.IndexBuild) string {
 	case b.MissingAsNull == 0:
 		return "; every one has the key: fix the data (or the upgrade) so the keys differ"
 	case b.MissingAsNull == b.Duplicates:
-		return fmt.Sprintf(", all %d lacking the key (indexed as null); add sparse: true or fix the data", b.MissingAsNull)
+		all := fmt.Sprintf("all %d ", b.MissingAsNull)
+		if b.MissingAsNull == 1 {
+			all = ""
+		}
+		return fmt.Sprintf(", %slacking the key (indexed as null); add sparse: true or fix the data", all)
 	}
 	return fmt.Sprintf(", %d of them lacking the key (indexed as null): sparse: true would leave %d colliding; fix the data",
 		b.MissingAsNull, b.Duplicates-b.MissingAsNull)
@@ -326,7 +330,7 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		}
 		for _, g := range groups {
 			msg := &junitMessage{
-				Message: fmt.Sprintf("%d document(s): %s", g.Count, g.Message),
+				Message: fmt.Sprintf("%s: %s", count(g.Count, "document"), g.Message),
 				Text:    "example _ids: " + strings.Join(g.ExampleIDs, ", "),
 			}
 			tc := junitCase{Classname: c.Collection, Name: strings.TrimSpace(g.Path + " " + g.Rule)}
