@@ -20,8 +20,9 @@ func upCommand(e *env) *cli.Command {
 			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
 			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, 3 drift (or, with\n" +
-			"--dry-run, documents or index builds that would fail), 4 lock not acquired, 130 interrupted.",
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags (with --dry-run, also\n" +
+			"an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
+			"index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},

@@ -16,7 +16,8 @@ func validateCommand(e *env) *cli.Command {
 			"application would, checks it against the last validator the files declare, and groups the\n" +
 			"failures by path and rule.\n" +
 			"Exit codes: 0 no failing document (or only under validators whose action is warn), 1 failure,\n" +
-			"2 invalid files or flags (an unknown --collection), 3 documents fail a validator whose action is error.",
+			"2 invalid files or flags (an unknown --collection), or an upgrade's func step this binary does not\n" +
+			"register, 3 documents fail a validator whose action is error.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "report only collection `C` (repeatable)"},
 			allIDsFlag(),
