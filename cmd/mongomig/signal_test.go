@@ -45,8 +45,30 @@ func exitCodeOf(err error) int {
 
 // TestSIGTERMWhileWaitingForTheLock: SIGTERM (what Kubernetes and CI send)
 // stops `up` cleanly: exit 130 and a message that says what to do, not a
-// server failure.
+// server failure. The command it says to run again keeps --to: bare `up`
+// would apply more than asked, bare `down` revert less.
 func TestSIGTERMWhileWaitingForTheLock(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up"}, "interrupted before anything was applied; run `mongomig up` again to continue"},
+		{[]string{"up", "--to", "2"}, "interrupted before anything was applied; run `mongomig up --to 2` again to continue"},
+		{[]string{"down", "--to", "0"}, "interrupted before anything was reverted; run `mongomig down --to 0` again to continue"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			stderr := sigtermWhileLocked(t, c.args...)
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr:\n%s\nwant %q", stderr, c.want)
+			}
+		})
+	}
+}
+
+// sigtermWhileLocked runs mongomig args against a sandbox whose migration
+// lock another process holds, sends SIGTERM once it waits, requires exit
+// 130 and returns its stderr.
+func sigtermWhileLocked(t *testing.T, args ...string) string {
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI()).Database("app")
 	now := time.Now()
@@ -57,7 +79,7 @@ func TestSIGTERMWhileWaitingForTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cmd := mongomigProcess(t, "../..", nil, "--uri", strings.TrimSuffix(srv.URI(), "/")+"/app", "up", "--lock-wait", "2m")
+	cmd := mongomigProcess(t, "../..", nil, append(append([]string{"--uri", strings.TrimSuffix(srv.URI(), "/") + "/app"}, args...), "--lock-wait", "2m")...)
 	pr, pw, _ := os.Pipe()
 	cmd.Stderr = pw
 	if err := cmd.Start(); err != nil {
@@ -81,9 +103,7 @@ func TestSIGTERMWhileWaitingForTheLock(t *testing.T) {
 	if code := exitCodeOf(err); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "interrupted before anything was applied; run `mongomig up` again to continue") {
-		t.Errorf("stderr:\n%s", stderr.String())
-	}
+	return stderr.String()
 }
 
 // holdingProxy forwards a client's connections to backend, but holds the

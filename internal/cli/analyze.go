@@ -99,7 +99,7 @@ func (e *env) runAnalyze(ctx context.Context, opts runner.AnalyzeOptions, format
 }
 
 func writeAnalysisText(w io.Writer, a *runner.Analysis) error {
-	fmt.Fprintf(w, "analysis of database %s: %s in %s\n", a.Database, countOf(a.Risks, "risk", "risks"), countOf(len(a.Collections), "collection", "collections"))
+	fmt.Fprintf(w, "analysis of database %s: %s in %s\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
 		fmt.Fprintf(w, "\n%s  %s  size p50 %s, p99 %s, max %s  depth %d  fields max %d, mean %.1f\n",
 			c.Collection, readLabel(c), bytesLabel(c.Size.P50), bytesLabel(c.Size.P99), bytesLabel(c.Size.Max), c.MaxDepth, c.MaxFields, c.MeanFields)
@@ -114,7 +114,7 @@ func writeAnalysisText(w io.Writer, a *runner.Analysis) error {
 }
 
 func writeAnalysisMarkdown(w io.Writer, a *runner.Analysis) error {
-	fmt.Fprintf(w, "# Analysis of database %s\n\n%s in %s.\n", a.Database, countOf(a.Risks, "risk", "risks"), countOf(len(a.Collections), "collection", "collections"))
+	fmt.Fprintf(w, "# Analysis of database %s\n\n%s in %s.\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
 		fmt.Fprintf(w, "\n## %s\n\n| measure | value |\n|---|---|\n", c.Collection)
 		fmt.Fprintf(w, "| documents | %s |\n| size | p50 %s, p99 %s, max %s |\n| depth, fields | %d; max %d, mean %.1f |\n",
@@ -174,7 +174,7 @@ func readLabel(c *runner.CollectionAnalysis) string {
 	case runner.ReadFirst:
 		return fmt.Sprintf("first %d of ~%d", c.Documents, c.Total)
 	}
-	return fmt.Sprintf("%d documents", c.Documents)
+	return count(c.Documents, "document")
 }
 
 func bytesLabel(n int64) string {

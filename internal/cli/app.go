@@ -154,6 +154,8 @@ type env struct {
 	streams Streams
 	out     *output
 	g       globals
+	// command is the running command's name (up, status, ...).
+	command string
 	// warnedClientSide: the client-side-only validator warning was given.
 	warnedClientSide bool
 	// notedTimeFence: the "ledger fenced by time only" note was given.
@@ -185,7 +187,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	app := newApp(e)
 	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := runRecovered(ctx, app, args)
+	err := runRecovered(ctx, app, flagsFirst(app, args))
 	if err == nil && unknown != "" {
 		err = usageError(unknownCommand(unknown, app))
 	}
@@ -251,6 +253,7 @@ func newApp(e *env) *cli.App {
 		cmd.Flags = append(cmd.Flags, commandCopies()...)
 		cmd.Before = func(c *cli.Context) error {
 			e.init(c, noColorEnv)
+			e.command = c.Command.Name
 			return validateFlags(c)
 		}
 	}
@@ -290,12 +293,12 @@ func validateFlags(c *cli.Context) error {
 	return nil
 }
 
-// noArgs rejects positional arguments: urfave/cli v2 silently ignores flags
-// written after one, so a stray argument usually means a misplaced flag.
+// noArgs rejects positional arguments (a flag written without its dashes,
+// say), which the command would otherwise ignore.
 func noArgs(c *cli.Context) error {
 	if c.Args().Len() > 0 {
-		return usageError(fmt.Errorf("%s takes no arguments, got %q (flags go before arguments)",
-			c.Command.Name, strings.Join(c.Args().Slice(), " ")))
+		return usageError(fmt.Errorf("%s takes no arguments, got %q (`mongomig %s --help` lists its flags)",
+			c.Command.Name, strings.Join(c.Args().Slice(), " "), c.Command.Name))
 	}
 	return nil
 }

@@ -36,8 +36,8 @@ func backfillCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if c.Int("batch") <= 0 || c.Int("workers") <= 0 || c.Float64("rate") < 0 || c.Duration("max-time") < 0 {
-				return usageError(fmt.Errorf("--batch and --workers must be positive, --rate and --max-time not negative"))
+			if err := backfillFlagValues(c); err != nil {
+				return err
 			}
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
@@ -50,6 +50,22 @@ func backfillCommand(e *env) *cli.Command {
 			}))
 		},
 	}
+}
+
+// backfillFlagValues refuses (exit 2) a --batch, --workers, --rate or
+// --max-time value that cannot work, naming the flag.
+func backfillFlagValues(c *cli.Context) error {
+	switch {
+	case c.Int("batch") <= 0:
+		return usageError(fmt.Errorf("--batch %d: give a positive number of documents per batch (default %d)", c.Int("batch"), runner.DefaultBackfillBatch))
+	case c.Int("workers") <= 0:
+		return usageError(fmt.Errorf("--workers %d: give a positive number of workers (default 1)", c.Int("workers")))
+	case c.Float64("rate") < 0:
+		return usageError(fmt.Errorf("--rate %v: give a positive number of documents per second, or leave --rate out for no cap", c.Float64("rate")))
+	case c.Duration("max-time") < 0:
+		return usageError(fmt.Errorf("--max-time %v: give a positive duration such as 10m, or leave --max-time out for no limit", c.Duration("max-time")))
+	}
+	return nil
 }
 
 func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.BackfillOptions) error {
@@ -115,26 +131,26 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 		if c.ServerSide > 0 {
 			server = fmt.Sprintf(" (%d on the server, no document sent)", c.ServerSide)
 		}
-		o.printf("%s %s: %d documents upgraded to version %d%s%s, %d in all; %d batches, %d round trips\n",
-			state, c.Collection, c.Upgraded, c.Target, server, resumed, c.TotalUpgraded, c.Batches, c.RoundTrips)
+		o.printf("%s %s: %s upgraded to version %d%s%s, %d in all; %s, %s\n",
+			state, c.Collection, count(c.Upgraded, "document"), c.Target, server, resumed, c.TotalUpgraded, count(c.Batches, "batch"), count(c.RoundTrips, "round trip"))
 		if c.ServerSideNote != "" {
 			o.printf("  %s\n", c.ServerSideNote)
 		}
 		if c.Ranges > 0 {
-			o.printf("  %d _id ranges shared by the workers; split points: %s\n", c.Ranges, c.RangeSplit)
+			o.printf("  %s shared by the workers; split points: %s\n", count(c.Ranges, "_id range"), c.RangeSplit)
 		}
 		if c.RangesNote != "" {
 			o.printf("  %s\n", c.RangesNote)
 		}
 		if c.Conflicts > 0 {
-			o.printf("  %d documents changed under the backfill twice and were left to the application's lazy upgrade\n", c.Conflicts)
+			o.printf("  %s changed under the backfill twice and were left to the application's lazy upgrade\n", count(c.Conflicts, "document"))
 		}
 		for _, f := range c.Failed {
 			more := ""
 			if n := f.Count - int64(len(f.ExampleIDs)); n > 0 {
 				more = fmt.Sprintf(" (and %d more)", n)
 			}
-			o.printf("  %s %d document%s cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), f.Count, plural(int(f.Count)), f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
+			o.printf("  %s %s cannot be upgraded: %s\n       %s %s%s\n", o.red("FAIL"), count(f.Count, "document"), f.Message, o.faint("e.g."), strings.Join(f.ExampleIDs, ", "), more)
 		}
 		switch {
 		case c.Complete && !c.Proven && res.Stopped != "" && i == len(res.Collections)-1:

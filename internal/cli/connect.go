@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/fatih/color"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -22,6 +26,30 @@ const embeddedStopTimeout = 10 * time.Second
 // errNoEmbedded answers --embedded and demo in a binary built without the sandbox.
 var errNoEmbedded = errors.New("this mongomig binary was built without the embedded sandbox (--embedded, demo): " +
 	"use the stock one (go run github.com/mongomig/mongomig/cmd/mongomig) or pass --uri")
+
+// sandboxCreators are the commands that may start the sandbox in a
+// directory that does not exist yet (saying so): every other one would
+// only show an empty database, which after a typo in --embedded looks
+// like a database where nothing was ever applied.
+var sandboxCreators = map[string]bool{"up": true, "demo": true, "info": true}
+
+// checkSandboxDir refuses (exit 2) an --embedded DIR that does not exist
+// unless the command may create it, and says whether it will be created.
+func (e *env) checkSandboxDir(dir string) (created bool, err error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return false, usageError(fmt.Errorf("%s %s is a file, not a directory: name the sandbox's directory", e.g.EmbeddedSource, dir))
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("%s %s: %w", e.g.EmbeddedSource, dir, err)
+	case sandboxCreators[e.command]:
+		return true, nil
+	}
+	return false, usageError(fmt.Errorf("%s %s: no such directory, so `%s` has no sandbox to read; check the name, or create the sandbox with `mongomig --embedded %s up` (or demo, or info)",
+		e.g.EmbeddedSource, dir, e.command, dir))
+}
 
 // connectTimeout bounds server selection, so a wrong --uri fails in
 // seconds with a clear message instead of hanging.
@@ -47,9 +75,16 @@ func (e *env) connect(ctx context.Context) (db *mongo.Database, close func(), er
 		if e.cfg.Embedded == nil {
 			return nil, nil, usageError(errNoEmbedded)
 		}
+		created, err := e.checkSandboxDir(g.Embedded)
+		if err != nil {
+			return nil, nil, err
+		}
 		uri, stopEmbedded, err = e.cfg.Embedded(ctx, g.Embedded)
 		if err != nil {
 			return nil, nil, fmt.Errorf("start the embedded sandbox in %s: %w", g.Embedded, err)
+		}
+		if created {
+			fmt.Fprintf(e.out.err, "%s created the sandbox directory %s (a new, empty database)\n", paint(e.out.errColor, color.FgYellow, "note:"), g.Embedded)
 		}
 		if dbName == "" {
 			dbName = sandboxDB

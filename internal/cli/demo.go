@@ -95,7 +95,7 @@ func (e *env) runDemo(ctx context.Context) error {
 		o.printf("   nothing to apply\n")
 	}
 	for _, a := range applied {
-		o.printf("   %s %s (%d commands)\n", o.green("applied"), a.File, len(a.Commands))
+		o.printf("   %s %s (%s)\n", o.green("applied"), a.File, count(len(a.Commands), "command"))
 	}
 
 	step(4, "A lazy read: the application upgrades an old document when it reads it")

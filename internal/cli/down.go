@@ -20,7 +20,8 @@ func downCommand(e *env) *cli.Command {
 			"changing anything. --dry-run prints the plan.\n" +
 			"SIGINT or SIGTERM stops it between two commands or two batches of document writes and releases the\n" +
 			"lock; the message says which documents are already downgraded; run down again to continue.\n" +
-			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift,\n" +
+			"Exit codes: 0 reverted, 1 failed, 2 invalid files or flags or nothing to revert, 3 drift, a missing\n" +
+			"file, or documents it cannot revert (no downgrade: declared, or partway through a backfill),\n" +
 			"4 lock not acquired, 130 interrupted.",
 		Flags: append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "revert every migration above version `N` (0: all)", DefaultText: "the last applied migration only"},
@@ -67,6 +68,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 		reverted, err = s.runner.Down(ctx)
 	} else {
 		reverted, err = s.runner.DownTo(ctx, to)
+		err = rerunTo(err, "down", to)
 	}
 	e.endDownProgress()
 	if errors.Is(err, runner.ErrNothingToRevert) {
@@ -85,7 +87,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 	for _, a := range reverted {
 		e.out.printf("%s %s\n", e.out.green("reverted"), a.File)
 		for _, d := range a.Documents {
-			e.out.printf("  %s: %d documents downgraded from version %d to %d\n", d.Collection, d.Count, d.From, d.To)
+			e.out.printf("  %s: %s downgraded from version %d to %d\n", d.Collection, count(d.Count, "document"), d.From, d.To)
 		}
 	}
 	e.out.printf("the database is at version %d\n", st.Current)

@@ -154,7 +154,7 @@ func (e *env) renderInit(path string, inf *runner.Inference, o initOptions) {
 	var rows [][]cell
 	var mixed []string
 	for _, c := range inf.Collections {
-		read := fmt.Sprintf("%d documents", c.Documents)
+		read := count(c.Documents, "document")
 		switch c.Read {
 		case runner.ReadSample:
 			read = fmt.Sprintf("%d sampled of ~%d", c.Documents, c.Total)
@@ -168,8 +168,8 @@ func (e *env) renderInit(path string, inf *runner.Inference, o initOptions) {
 		case c.Documents == 0:
 			note = "empty: indexes only"
 		}
-		rows = append(rows, []cell{{text: c.Name}, {text: read}, {text: countOf(len(c.Indexes), "index", "indexes")},
-			{text: countOf(len(c.MixedTypes), "mixed-type field", "mixed-type fields")}, {text: note, paint: out.yellow}})
+		rows = append(rows, []cell{{text: c.Name}, {text: read}, {text: count(len(c.Indexes), "index")},
+			{text: count(len(c.MixedTypes), "mixed-type field")}, {text: note, paint: out.yellow}})
 		for _, m := range c.MixedTypes {
 			mixed = append(mixed, fmt.Sprintf("%s.%s: %s", c.Name, m.Path, describeMixed(m)))
 		}
@@ -207,11 +207,4 @@ func describeMixed(m runner.MixedType) string {
 		}
 	}
 	return strings.Join(counts, ", ") + " (" + strings.Join(examples, "; ") + ")"
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -64,20 +64,12 @@ func renderLint(o *output, r *runner.LintReport) {
 		}
 	}
 	n := filesChecked(r)
-	summary := fmt.Sprintf("%d migration%s checked, %d error%s, %d warning%s",
-		n, plural(n), r.Errors, plural(r.Errors), r.Warnings, plural(r.Warnings))
+	summary := fmt.Sprintf("%s checked, %s, %s", count(n, "migration"), count(r.Errors, "error"), count(r.Warnings, "warning"))
 	if r.OK() {
 		o.printf("%s\n", o.green(summary))
 	} else {
 		o.printf("%s\n", o.red(summary))
 	}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // migrationDir opens the --dir directory, with a clear error when it is

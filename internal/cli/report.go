@@ -111,9 +111,9 @@ func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
 
 func summary(rep *runner.Report) string {
 	if rep.Failing == 0 {
-		return fmt.Sprintf("all documents pass (%d collection%s checked)", len(rep.Collections), plural(len(rep.Collections)))
+		return fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
 	}
-	return fmt.Sprintf("%d document%s would fail (%d collection%s checked)", rep.Failing, plural(int(rep.Failing)), len(rep.Collections), plural(len(rep.Collections)))
+	return fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
 }
 
 func versionsText(vs []runner.VersionCount) string {
@@ -143,9 +143,9 @@ func serverCheckText(c *runner.ServerCheck) string {
 		}
 		return "not available (" + c.Reason + ")"
 	case *c.Agrees:
-		return fmt.Sprintf("agrees (%d document%s fail as stored)", *c.Server, plural(int(*c.Server)))
+		return fmt.Sprintf("agrees (%s %s as stored)", count(*c.Server, "document"), verb(*c.Server, "fail", "fails"))
 	}
-	return fmt.Sprintf("DIFFERS: the server counts %d documents failing as stored, mongomig %d", *c.Server, *c.Client)
+	return fmt.Sprintf("DIFFERS: the server counts %s failing as stored, mongomig %d", count(*c.Server, "document"), *c.Client)
 }
 
 func renderReportText(o *output, rep *runner.Report) {
@@ -173,7 +173,7 @@ func renderReportText(o *output, rep *runner.Report) {
 			if where == "" {
 				where = "(document)"
 			}
-			o.printf("  %s %s  %s  %d document%s: %s\n", label, where, g.Rule, g.Count, plural(int(g.Count)), g.Message)
+			o.printf("  %s %s  %s  %s: %s\n", label, where, g.Rule, count(g.Count, "document"), g.Message)
 			o.printf("       %s %s\n", o.faint("e.g."), strings.Join(g.ExampleIDs, ", "))
 		}
 		o.printf("  %s %s\n", o.faint("server cross-check:"), serverCheckText(c.ServerCheck))
@@ -196,12 +196,29 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 			for i, id := range b.ExampleIDs {
 				ids[i] = string(id)
 			}
-			o.printf("  %s %s.%s (%s): %d documents would collide (E11000 on MongoDB), %d of them lacking the key (indexed as null); add sparse: true or fix the data\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, b.Duplicates, b.MissingAsNull, o.faint("e.g."), strings.Join(ids, ", "))
+			o.printf("  %s %s.%s (%s): %s\n       %s %s\n",
+				o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b), o.faint("e.g."), strings.Join(ids, ", "))
 		default:
-			o.printf("  %s %s.%s (%s): no duplicate key\n", o.green("ok"), b.Collection, b.Index, b.File)
+			o.printf("  %s %s.%s (%s): %s\n", o.green("ok"), b.Collection, b.Index, b.File, indexBuildResult(b))
 		}
 	}
+}
+
+// collisionAdvice says what fixes a predicted collision: sparse only helps
+// the documents lacking the key.
+func collisionAdvice(b runner.IndexBuild) string {
+	switch {
+	case b.MissingAsNull == 0:
+		return "; every one has the key: fix the data (or the upgrade) so the keys differ"
+	case b.MissingAsNull == b.Duplicates:
+		all := fmt.Sprintf("all %d ", b.MissingAsNull)
+		if b.MissingAsNull == 1 {
+			all = ""
+		}
+		return fmt.Sprintf(", %slacking the key (indexed as null); add sparse: true or fix the data", all)
+	}
+	return fmt.Sprintf(", %d of them lacking the key (indexed as null): sparse: true would leave %d colliding; fix the data",
+		b.MissingAsNull, b.Duplicates-b.MissingAsNull)
 }
 
 func renderMarkdown(w io.Writer, rep *runner.Report) error {
@@ -232,8 +249,35 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 			fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", g.Path, g.Rule, g.Count, mdEscape(g.Message), strings.Join(ids, " "))
 		}
 	}
+	markdownIndexBuilds(&b, rep.IndexBuilds)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// markdownIndexBuilds is renderIndexBuilds as a Markdown table.
+func markdownIndexBuilds(b *strings.Builder, builds []runner.IndexBuild) {
+	if len(builds) == 0 {
+		return
+	}
+	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | example `_id`s |\n|---|---|---|---|\n")
+	for _, ib := range builds {
+		ids := make([]string, len(ib.ExampleIDs))
+		for i, id := range ib.ExampleIDs {
+			ids[i] = "`" + string(id) + "`"
+		}
+		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(ids, " "))
+	}
+}
+
+// indexBuildResult words a predicted build the same way in every format.
+func indexBuildResult(b runner.IndexBuild) string {
+	switch {
+	case b.Skipped != "":
+		return "skipped: " + b.Skipped
+	case b.Fails():
+		return count(b.Duplicates, "document") + " would collide (E11000 on MongoDB)" + collisionAdvice(b)
+	}
+	return "no duplicate key"
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
@@ -282,11 +326,11 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		s := junitSuite{Name: c.Collection, Properties: []junitProperty{{Name: "server cross-check", Value: serverCheckText(c.ServerCheck)}}}
 		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
 		if len(groups) == 0 {
-			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%d documents pass the validator of %04d", c.Scanned, c.ValidatorFrom)})
+			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s %s the validator of %04d", count(c.Scanned, "document"), verb(c.Scanned, "pass", "passes"), c.ValidatorFrom)})
 		}
 		for _, g := range groups {
 			msg := &junitMessage{
-				Message: fmt.Sprintf("%d document(s): %s", g.Count, g.Message),
+				Message: fmt.Sprintf("%s: %s", count(g.Count, "document"), g.Message),
 				Text:    "example _ids: " + strings.Join(g.ExampleIDs, ", "),
 			}
 			tc := junitCase{Classname: c.Collection, Name: strings.TrimSpace(g.Path + " " + g.Rule)}
@@ -304,6 +348,11 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 		out.Failures += s.Failures
 		out.Suites = append(out.Suites, s)
 	}
+	if s, ok := junitIndexBuilds(rep.IndexBuilds); ok {
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Suites = append(out.Suites, s)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -314,4 +363,29 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitIndexBuilds is one suite of the predicted unique index builds, a
+// case per index: failed when it would fail, skipped when not predicted.
+func junitIndexBuilds(builds []runner.IndexBuild) (junitSuite, bool) {
+	s := junitSuite{Name: "unique index builds"}
+	for _, b := range builds {
+		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}
+		ids := make([]string, len(b.ExampleIDs))
+		for i, id := range b.ExampleIDs {
+			ids[i] = string(id)
+		}
+		msg := &junitMessage{Message: indexBuildResult(b), Text: "example _ids: " + strings.Join(ids, ", ")}
+		switch {
+		case b.Skipped != "":
+			tc.Skipped = msg
+			s.Skipped++
+		case b.Fails():
+			tc.Failure = msg
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Tests = len(s.Cases)
+	return s, len(builds) > 0
 }

@@ -108,13 +108,15 @@ func runnerExit(err error) error {
 		lockErr *runner.LockTimeoutError
 		drift   *runner.DriftError
 		order   *runner.OrderError
+		down    *runner.DowngradeError
 	)
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &lockErr):
 		return &exitError{code: ExitLock, err: err}
-	case errors.As(err, &drift):
+	case errors.As(err, &drift), errors.As(err, &down), errors.Is(err, runner.ErrPartway):
+		// The stored documents or files do not allow the run; nothing changed.
 		return &exitError{code: ExitCheck, err: err}
 	case errors.As(err, &order):
 		return &exitError{code: ExitUsage, err: err}

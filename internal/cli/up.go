@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -18,8 +20,9 @@ func upCommand(e *env) *cli.Command {
 			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
 			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, 3 drift (or, with\n" +
-			"--dry-run, documents or index builds that would fail), 4 lock not acquired, 130 interrupted.",
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags (with --dry-run, also\n" +
+			"an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
+			"index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
@@ -64,6 +67,9 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		return e.dryRun(ctx, s, to, rs)
 	}
 	applied, err := s.runner.UpTo(ctx, to)
+	if c.IsSet("to") {
+		err = rerunTo(err, "up", to)
+	}
 	if err != nil {
 		if len(applied) > 0 {
 			e.out.warnf("applied before the failure: %s", files(applied))
@@ -115,6 +121,9 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err != nil {
 		return err
 	}
+	if err := refusePlanMissingFuncs(s.runner, p); err != nil {
+		return err
+	}
 	rep, err := s.runner.DryRunReport(ctx, to, rs.options(e.progress()))
 	if err != nil {
 		return err
@@ -137,15 +146,51 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 		if err := e.renderPlan(p); err != nil {
 			return err
 		}
-		if len(rep.Collections) > 0 {
+		switch {
+		case len(rep.Collections) > 0:
 			e.out.printf("\n")
 			renderReportText(e.out, rep)
+		case len(rep.IndexBuilds) > 0:
+			// No validator changes, but the index predictions may be
+			// why the dry run exits 3: they must be shown.
+			renderIndexBuilds(e.out, rep.IndexBuilds)
 		}
 	}
 	if rep.WouldReject {
 		return silentExit(ExitCheck)
 	}
 	return nil
+}
+
+// rerunTo makes the message of an interrupted `verb --to N` say to run
+// it again with --to N: the bare command goes further.
+func rerunTo(err error, verb string, to int64) error {
+	var ie *runner.InterruptedError
+	if errors.As(err, &ie) {
+		ie.Rerun = fmt.Sprintf("mongomig %s --to %d", verb, to)
+	}
+	return err
+}
+
+// refusePlanMissingFuncs refuses a dry run whose report would upgrade
+// documents through a func step this binary lacks (see refuseMissingFuncs).
+func refusePlanMissingFuncs(r *runner.Runner, p *runner.Plan) error {
+	if len(p.Migrations) == 0 {
+		return nil
+	}
+	planned := map[int64]bool{}
+	var last int64
+	for _, m := range p.Migrations {
+		planned[m.Version] = true
+		last = max(last, m.Version)
+	}
+	var pending []*migration.Migration
+	for _, m := range r.Migrations() {
+		if planned[m.Version] {
+			pending = append(pending, m)
+		}
+	}
+	return refuseMissingFuncs(r, reportedCollections(pending, true), last, "up --dry-run")
 }
 
 func files(applied []runner.Applied) string {
@@ -185,8 +230,8 @@ func (e *env) renderPlan(p *runner.Plan) error {
 		}
 		return nil
 	}
-	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %d migration%s\n",
-		o.bold("plan"), p.Current, verb, len(p.Migrations), plural(len(p.Migrations)))
+	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %s\n",
+		o.bold("plan"), p.Current, verb, count(len(p.Migrations), "migration"))
 	for _, m := range p.Migrations {
 		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), m.File)
 		if len(m.Commands) == 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func validateCommand(e *env) *cli.Command {
@@ -14,7 +16,8 @@ func validateCommand(e *env) *cli.Command {
 			"application would, checks it against the last validator the files declare, and groups the\n" +
 			"failures by path and rule.\n" +
 			"Exit codes: 0 no failing document (or only under validators whose action is warn), 1 failure,\n" +
-			"2 invalid files or flags (an unknown --collection), 3 documents fail a validator whose action is error.",
+			"2 invalid files or flags (an unknown --collection), or an upgrade's func step this binary does not\n" +
+			"register, 3 documents fail a validator whose action is error.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "report only collection `C` (repeatable)"},
 			allIDsFlag(),
@@ -38,6 +41,13 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 		return err
 	}
 	defer s.close()
+	names := colls
+	if len(names) == 0 {
+		names = reportedCollections(s.runner.Migrations(), false)
+	}
+	if err := refuseMissingFuncs(s.runner, names, runner.Latest, "validate"); err != nil {
+		return err
+	}
 	opts := rs.options(e.progress())
 	opts.Collections = colls
 	rep, err := s.runner.Report(ctx, opts)

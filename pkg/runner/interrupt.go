@@ -25,6 +25,11 @@ type InterruptedError struct {
 	Total     int           // migrations the run meant to apply or revert
 	Partial   *PartialError // the migration it stopped inside, if any
 	Cause     error         // context.Cause of the cancelled context
+	// Rerun is the command the message tells to run again to continue;
+	// empty: `mongomig up` or `mongomig down`. A caller that ran with a
+	// target sets it (`mongomig up --to 7`): the bare command would apply,
+	// or revert, more than was asked.
+	Rerun string
 
 	// Downgraded: documents the revert it stopped inside had downgraded.
 	Downgraded *DowngradedDocuments
@@ -45,7 +50,11 @@ func (e *InterruptedError) Error() string {
 	if d := e.Downgraded; d != nil {
 		msg += "; " + d.String()
 	}
-	return msg + fmt.Sprintf("; run `mongomig %s` again to continue", verb)
+	rerun := e.Rerun
+	if rerun == "" {
+		rerun = "mongomig " + verb
+	}
+	return msg + fmt.Sprintf("; run `%s` again to continue", rerun)
 }
 
 // Unwrap returns the cancellation cause, so errors.Is(err, context.Canceled) holds.
