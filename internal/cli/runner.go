@@ -84,7 +84,7 @@ func (e *env) renderEvent(ev runner.Event) {
 			e.notedTimeFence = true
 			e.logf("%s (see docs/reliability.md)", ev.Message)
 		}
-	case runner.EventBackfillUnguarded:
+	case runner.EventBackfillUnguarded, runner.EventSlowIDs:
 		e.out.warnf("%s", ev.Message)
 	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments:
 		e.logf("%s", ev.Message)

@@ -1,0 +1,53 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// EventSlowIDs: the server cannot find this collection's documents by _id
+// through an index (FerretDB v1 with SQLite storage, the sandbox, pushes an
+// _id filter down only for string and ObjectId values), so each of the
+// backfill's writes reads the whole collection; Message says so, in one
+// line, with the _id type.
+const EventSlowIDs EventKind = "backfill.slowIds"
+
+// noteSlowIDs emits [EventSlowIDs] for collection name when the server is
+// FerretDB and says, for the _id of the first document it stores, that it
+// would evaluate {_id: that value} without its storage's WHERE clause
+// (explain's filterPushdown: false). It costs two round trips and no scan:
+// a find without filter or sort whose limit FerretDB pushes down, and an
+// explain (SQLite's EXPLAIN QUERY PLAN). The first document stands for the
+// collection: _ids of mixed types are rare. MongoDB, and FerretDB when
+// filterPushdown is true or absent, get no notice. The notice is advice:
+// when either command fails, none is given (the backfill reports the
+// server's errors itself).
+func (r *Runner) noteSlowIDs(ctx context.Context, info *ServerInfo, name string) {
+	if info.FerretDBVersion == "" {
+		return
+	}
+	coll := r.db.Collection(name)
+	first, err := coll.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Raw()
+	if err != nil {
+		return
+	}
+	id, err := first.LookupErr("_id")
+	if err != nil {
+		return
+	}
+	var plan struct {
+		FilterPushdown *bool `bson:"filterPushdown"`
+	}
+	explain := bson.D{
+		{Key: "explain", Value: bson.D{{Key: "find", Value: name}, {Key: "filter", Value: bson.D{{Key: "_id", Value: id}}}}},
+	}
+	if err := r.db.RunCommand(ctx, explain).Decode(&plan); err != nil || plan.FilterPushdown == nil || *plan.FilterPushdown {
+		return
+	}
+	r.cfg.events(Event{Kind: EventSlowIDs, Collection: name, Message: fmt.Sprintf(
+		"%s: its _ids are of type %s (as the first stored document's), which FerretDB v1 (%s) cannot look up through an index (it does so only for string and ObjectId _ids): each write by _id reads the whole collection, so the backfill slows as the collection grows (see docs/sandbox.md)",
+		name, id.Type, info.FerretDBVersion)})
+}
