@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // EventSlowIDs: the server cannot find this collection's documents by _id
@@ -19,8 +19,9 @@ const EventSlowIDs EventKind = "backfill.slowIds"
 // FerretDB and says, for the _id of the first document it stores, that it
 // would evaluate {_id: that value} without its storage's WHERE clause
 // (explain's filterPushdown: false). It costs two round trips and no scan:
-// a find without filter or sort whose limit FerretDB pushes down, and an
-// explain (SQLite's EXPLAIN QUERY PLAN). The first document stands for the
+// an aggregate of $limit 1 (FerretDB reads the table lazily: one row is
+// read) and an explain (SQLite's EXPLAIN QUERY PLAN). An aggregate, not a
+// find, so that the backfill's reads stay one find per pass. The first document stands for the
 // collection: _ids of mixed types are rare. MongoDB, and FerretDB when
 // filterPushdown is true or absent, get no notice. The notice is advice:
 // when either command fails, none is given (the backfill reports the
@@ -29,12 +30,15 @@ func (r *Runner) noteSlowIDs(ctx context.Context, info *ServerInfo, name string)
 	if info.FerretDBVersion == "" {
 		return
 	}
-	coll := r.db.Collection(name)
-	first, err := coll.FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Raw()
+	cur, err := r.db.Collection(name).Aggregate(ctx, mongo.Pipeline{{{Key: "$limit", Value: 1}}, {{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}}}}})
 	if err != nil {
 		return
 	}
-	id, err := first.LookupErr("_id")
+	defer cur.Close(context.WithoutCancel(ctx))
+	if !cur.Next(ctx) {
+		return
+	}
+	id, err := cur.Current.LookupErr("_id")
 	if err != nil {
 		return
 	}
