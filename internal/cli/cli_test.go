@@ -120,7 +120,8 @@ func TestCreateThenLint(t *testing.T) {
 	}
 	// The template is an error until filled in: it declares nothing.
 	r = run(t, false, "--dir", dir, "lint")
-	if r.code != ExitUsage || !strings.Contains(r.stdout, "00008_add_user_status.yaml:29:1: error: migration declares no collection") {
+	if r.code != ExitUsage || !strings.Contains(r.stdout, "00008_add_user_status.yaml:29:1: error: migration declares no collection") ||
+		!strings.Contains(r.stdout, "00008_add_user_status.yaml:3:1: warning: description is still the template's placeholder") {
 		t.Fatalf("untouched template: exit %d\n%s", r.code, r.stdout)
 	}
 }

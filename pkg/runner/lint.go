@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/validator"
@@ -122,6 +123,9 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 	return r, ms, nil
 }
 
+// templateDescription begins the description `mongomig create` writes.
+const templateDescription = "TODO say what this migration changes"
+
 // emptyMigration is the error of a migration that declares no collection,
 // as `mongomig create` writes it: applied, it would change nothing and be
 // recorded as it is, and filling it in afterwards would be drift. Lint
@@ -156,6 +160,12 @@ func (r *LintReport) add(p Problem) {
 func (r *LintReport) lintMigration(m *migration.Migration) {
 	if len(m.Collections) == 0 && !m.Broken {
 		r.add(emptyMigration(m))
+	}
+	if strings.HasPrefix(m.Description, templateDescription) {
+		pos := m.Position("/description")
+		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,
+			Message: "description is still the template's placeholder",
+			Hint:    "say what this migration changes and why (the description may be edited after the migration is applied: it is not drift)"})
 	}
 	for _, c := range m.Collections {
 		if c.Validator == nil {
