@@ -89,7 +89,7 @@ func (e *env) renderEvent(ev runner.Event) {
 			e.notedTimeFence = true
 			e.logf("%s (see docs/reliability.md)", ev.Message)
 		}
-	case runner.EventBackfillUnguarded, runner.EventDownGuardScans:
+	case runner.EventBackfillUnguarded, runner.EventDownGuardScans, runner.EventSlowIDs:
 		e.out.warnf("%s", ev.Message)
 	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments, runner.EventBackfillRangeLost:
 		e.logf("%s", ev.Message)

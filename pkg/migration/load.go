@@ -120,8 +120,12 @@ func Load(fsys fs.FS) ([]*Migration, error) {
 	return out, nil
 }
 
+// duplicate is the error of a second file claiming version v. The version
+// is the file's name, not a line of it, but the error is placed at 1:1 so
+// that it reads file:line:column like every other problem of a migration
+// (editors and CI annotations jump to the file).
 func duplicate(file, prev string, v int64) *Error {
-	return &Error{File: file, Msg: fmt.Sprintf("version %d is also used by %s", v, prev),
+	return &Error{File: file, Pos: Pos{Line: 1, Column: 1}, Msg: fmt.Sprintf("version %d is also used by %s", v, prev),
 		Hint: "give one of them the next free number (leading zeros do not make versions different)"}
 }
 

@@ -71,7 +71,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	text := err.Error()
 	for _, want := range []string{
 		`0002_bad.yaml:3:22: invalid validationLevel "high"`,
-		`002_dup.yaml: version 2 is also used by`,
+		`002_dup.yaml:1:1: version 2 is also used by`,
 		`0003_worse.yaml:1:1: unknown key "colections"; did you mean "collections"?`,
 		`0003_worse.yaml:1:1: missing key "collections"`,
 		`final_cleanup.yml: invalid migration file name`,

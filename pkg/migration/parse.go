@@ -208,6 +208,24 @@ func aliasProblem(root *yaml.Node) (bad *yaml.Node, recursive bool) {
 	return bad, recursive
 }
 
+// yamlParserProblems are the messages of the YAML library's parser errors
+// (go.yaml.in/yaml/v3 parserc.go). For these its "line N" is the 0-based
+// line of the construct being parsed (an unclosed "[" on line 7 says
+// "line 6"), or of the problem when that construct starts on the first
+// line; parser.fail in its decode.go adds 1 only for scanner errors.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected <document start>": true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 // yamlError turns the YAML library's syntax errors ("yaml: line 3: ...")
 // into positioned errors; for .json files encoding/json finds the byte.
 func (p *parser) yamlError(err error, data []byte) {
@@ -225,12 +243,32 @@ func (p *parser) yamlError(err error, data []byte) {
 			msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
 			col = 1
 		}
+		if yamlParserProblems[msg] {
+			// The library numbers a parser error's line from 0 (its
+			// scanner errors from 1), and leaves "line 0" out.
+			line, col = line+1, 1
+		}
+		// An error at the end of the stream (a "[" never closed) names
+		// the line after the last: the last line with content is meant.
+		line = min(line, lastContentLine(data))
 	}
 	hint := "fix the YAML (or JSON) syntax"
 	if line > 0 && lineHasTabIndent(data, line) {
 		hint = "indent with spaces; YAML does not allow tabs for indentation"
 	}
 	p.add(Pos{Line: line, Column: col}, hint, "syntax error: %s", msg)
+}
+
+// lastContentLine is the 1-based number of data's last line that holds
+// more than white space.
+func lastContentLine(data []byte) int {
+	lines := bytes.Split(data, []byte("\n"))
+	for i := len(lines) - 1; i > 0; i-- {
+		if len(bytes.TrimSpace(lines[i])) > 0 {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // lineCol converts a byte offset into a 1-based line and column.

@@ -30,6 +30,12 @@ func TestParseRejects(t *testing.T) {
 			[]string{`0001_a.yaml: file is empty`}},
 		{"syntax error", "0001_a.yaml", "collections:\n  users: {validator: [\n",
 			[]string{`0001_a.yaml:2:1: syntax error`}},
+		// The YAML library numbers a parser error's line from 0: an
+		// unclosed [ on line 7 said 6:1.
+		{"unclosed flow sequence", "0001_a.yaml", "description: x\ncollections:\n  users:\n    validator:\n      $jsonSchema:\n        bsonType: object\n        required: [mail\n        properties:\n          mail: {bsonType: string}\n",
+			[]string{`0001_a.yaml:7:1: syntax error: did not find expected ',' or ']'`}},
+		{"list item after a mapping", "0001_a.yaml", "collections: {}\n- a\n",
+			[]string{`0001_a.yaml:2:1: syntax error`}},
 		{"tab indentation", "0001_a.yaml", "collections:\n\tusers: {}\n",
 			[]string{`0001_a.yaml:2:1: syntax error`, "indent with spaces"}},
 		{"two documents", "0001_a.yaml", "collections: {}\n---\ncollections: {}\n",

@@ -62,7 +62,7 @@ type PartialError struct {
 
 func (e *PartialError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), serverMessage(e.Err))
+	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), commandFailure(e.Err, e.Failed, e.Direction))
 	if hint := conflictHint(e.Err, e.Failed); hint != "" {
 		b.WriteString("\n  " + hint)
 	}

@@ -222,6 +222,7 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 			res.Stopped = "interrupted"
 			break
 		}
+		r.noteSlowIDs(ctx, opts.ferretDB, name)
 		var cb *CollectionBackfill
 		var err error
 		if opts.Workers > 1 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/validator"
@@ -31,6 +32,9 @@ type Problem struct {
 	Collection string `json:"collection,omitempty"`
 	Message    string `json:"message"`
 	Hint       string `json:"hint,omitempty"`
+	// empty marks the error of a migration that declares no collection
+	// (emptyMigration), which New lets through: see [Runner.Up].
+	empty bool
 }
 
 // Location renders "file:line:column", or "file" when the line is unknown
@@ -119,6 +123,31 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 	return r, ms, nil
 }
 
+// templateDescription begins the description `mongomig create` writes.
+const templateDescription = "TODO say what this migration changes"
+
+// emptyMigration is the error of a migration that declares no collection,
+// as `mongomig create` writes it: applied, it would change nothing and be
+// recorded as it is, and filling it in afterwards would be drift. Lint
+// reports it; New lets it through, so that status, down and backfill work
+// while it is being written; Up and Plan refuse it while it is pending.
+func emptyMigration(m *migration.Migration) Problem {
+	pos := m.Position("/collections")
+	return Problem{Severity: SeverityError, File: m.File, Line: pos.Line, Column: pos.Column, empty: true,
+		Message: "migration declares no collection",
+		Hint:    "fill in collections (as `mongomig create`'s template shows; docs/file-format.md) or delete the file; up applies nothing while a pending migration declares nothing"}
+}
+
+// onlyEmpty reports whether every error in r is an [emptyMigration].
+func (r *LintReport) onlyEmpty() bool {
+	for _, p := range r.Problems {
+		if p.Severity == SeverityError && !p.empty {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *LintReport) add(p Problem) {
 	r.Problems = append(r.Problems, p)
 	if p.Severity == SeverityError {
@@ -130,9 +159,13 @@ func (r *LintReport) add(p Problem) {
 
 func (r *LintReport) lintMigration(m *migration.Migration) {
 	if len(m.Collections) == 0 && !m.Broken {
-		pos := m.Position("/collections")
+		r.add(emptyMigration(m))
+	}
+	if strings.HasPrefix(m.Description, templateDescription) {
+		pos := m.Position("/description")
 		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,
-			Message: "migration declares no collection", Hint: "add a collection under collections, or delete the file"})
+			Message: "description is still the template's placeholder",
+			Hint:    "say what this migration changes and why (the description may be edited after the migration is applied: it is not drift)"})
 	}
 	for _, c := range m.Collections {
 		if c.Validator == nil {

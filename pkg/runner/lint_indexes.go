@@ -17,7 +17,18 @@ import (
 // (documents are upgraded lazily, so most are still at the previous
 // version when the index is built) or when the validator does not require
 // it. (The sandbox accepts such duplicates; MongoDB does not.)
+//
+// The validator is the one in force after m, built from every file up to
+// m: when one of them did not parse, it is unknown, and only the reason
+// that does not depend on it (m's own upgrade) is given; the parse error
+// is reported anyway.
 func (r *LintReport) lintUniqueIndexes(ms []*migration.Migration, m *migration.Migration) {
+	schemaKnown := true
+	for _, x := range ms {
+		if x.Broken && x.Version <= m.Version {
+			schemaKnown = false
+		}
+	}
 	for _, c := range m.Collections {
 		schema := stateBefore(ms, c.Name, m.Version+1).validator
 		for _, idx := range c.Indexes.Create {
@@ -29,7 +40,7 @@ func (r *LintReport) lintUniqueIndexes(ms []*migration.Migration, m *migration.M
 				switch {
 				case upgradeWrites(c.Upgrade, k.Key):
 					why = fmt.Sprintf("this migration's upgrade creates %s, but documents are upgraded lazily: when the index is built, most still lack it", k.Key)
-				case !requiresPath(schema, k.Key):
+				case schemaKnown && !requiresPath(schema, k.Key):
 					why = fmt.Sprintf("the validator does not require %s", k.Key)
 				default:
 					continue

@@ -32,7 +32,9 @@ type Runner struct {
 
 // New loads and checks the migrations in fsys and returns a runner for db.
 // It fails when any file is invalid (the error is a migration.ErrorList);
-// nothing is applied from a directory that does not lint.
+// nothing is applied from a directory that does not lint. A migration that
+// declares no collection is the one lint error New lets through (status,
+// down and backfill work while it is written); Up and Plan refuse it.
 func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	if db == nil {
 		return nil, errors.New("runner: nil database")
@@ -49,7 +51,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !report.OK() {
+	if !report.OK() && !report.onlyEmpty() {
 		return nil, &InvalidFilesError{Report: report}
 	}
 	reg, err := version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, cfg.versionOpts...)...)

@@ -180,6 +180,17 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 		}
 		out = append(out, m)
 	}
+	// A pending migration that declares nothing is refused before anything
+	// is applied, as New refuses other lint errors.
+	empty := &LintReport{Problems: []Problem{}}
+	for _, m := range out {
+		if len(m.Collections) == 0 {
+			empty.add(emptyMigration(m))
+		}
+	}
+	if empty.Errors > 0 {
+		return nil, &InvalidFilesError{Report: empty}
+	}
 	return out, nil
 }
 
