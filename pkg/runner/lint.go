@@ -32,9 +32,6 @@ type Problem struct {
 	Collection string `json:"collection,omitempty"`
 	Message    string `json:"message"`
 	Hint       string `json:"hint,omitempty"`
-	// empty marks the error of a migration that declares no collection
-	// (emptyMigration), which New lets through: see [Runner.Up].
-	empty bool
 }
 
 // Location renders "file:line:column", or "file" when the line is unknown
@@ -126,26 +123,19 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 // templateDescription begins the description `mongomig create` writes.
 const templateDescription = "TODO say what this migration changes"
 
-// emptyMigration is the error of a migration that declares no collection,
-// as `mongomig create` writes it: applied, it would change nothing and be
-// recorded as it is, and filling it in afterwards would be drift. Lint
-// reports it; New lets it through, so that status, down and backfill work
-// while it is being written; Up and Plan refuse it while it is pending.
-func emptyMigration(m *migration.Migration) Problem {
+// emptyMigration is the problem of a migration that declares no
+// collection, as `mongomig create` writes it: applied, it would change
+// nothing and be recorded as it is, and filling it in afterwards would be
+// drift. Up and Plan refuse it (an error) while it is pending; lint, which
+// cannot tell a pending file from one an earlier mongomig already applied
+// (whose file can no longer change), reports it as a warning, and New
+// lets it through, so that status, down and backfill work while it is
+// being written.
+func emptyMigration(m *migration.Migration, sev Severity) Problem {
 	pos := m.Position("/collections")
-	return Problem{Severity: SeverityError, File: m.File, Line: pos.Line, Column: pos.Column, empty: true,
+	return Problem{Severity: sev, File: m.File, Line: pos.Line, Column: pos.Column,
 		Message: "migration declares no collection",
 		Hint:    "fill in collections (as `mongomig create`'s template shows; docs/file-format.md) or delete the file; up applies nothing while a pending migration declares nothing"}
-}
-
-// onlyEmpty reports whether every error in r is an [emptyMigration].
-func (r *LintReport) onlyEmpty() bool {
-	for _, p := range r.Problems {
-		if p.Severity == SeverityError && !p.empty {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *LintReport) add(p Problem) {
@@ -159,7 +149,7 @@ func (r *LintReport) add(p Problem) {
 
 func (r *LintReport) lintMigration(m *migration.Migration) {
 	if len(m.Collections) == 0 && !m.Broken {
-		r.add(emptyMigration(m))
+		r.add(emptyMigration(m, SeverityWarning))
 	}
 	if strings.HasPrefix(m.Description, templateDescription) {
 		pos := m.Position("/description")

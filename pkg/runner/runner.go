@@ -33,8 +33,8 @@ type Runner struct {
 // New loads and checks the migrations in fsys and returns a runner for db.
 // It fails when any file is invalid (the error is a migration.ErrorList);
 // nothing is applied from a directory that does not lint. A migration that
-// declares no collection is the one lint error New lets through (status,
-// down and backfill work while it is written); Up and Plan refuse it.
+// declares no collection is only a lint warning (status, down and backfill
+// work while it is written); Up and Plan refuse it while it is pending.
 func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	if db == nil {
 		return nil, errors.New("runner: nil database")
@@ -51,7 +51,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !report.OK() && !report.onlyEmpty() {
+	if !report.OK() {
 		return nil, &InvalidFilesError{Report: report}
 	}
 	reg, err := version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, cfg.versionOpts...)...)

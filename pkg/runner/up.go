@@ -185,7 +185,7 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 	empty := &LintReport{Problems: []Problem{}}
 	for _, m := range out {
 		if len(m.Collections) == 0 {
-			empty.add(emptyMigration(m))
+			empty.add(emptyMigration(m, SeverityError))
 		}
 	}
 	if empty.Errors > 0 {
