@@ -23,7 +23,8 @@
 //
 // Errors are typed: [DriftError], [OrderError], [PartialError] (what was
 // done, what failed, what was not done), [InterruptedError] (the context
-// was cancelled: stopped between two commands, lock released),
+// was cancelled: stopped between two commands or two batches of a
+// downgrade's document writes, lock released),
 // [LockTimeoutError] and [ErrLockLost]. Results are plain data with JSON
 // tags; progress goes to the [Event] callback. The package never prints.
 package runner
