@@ -59,7 +59,7 @@ func TestLintBroken(t *testing.T) {
 		"0001_users.yaml:9:24: error: validator /properties/name/type: MongoDB does not support type: integer",
 		"0001_users.yaml:10:45: error: validator /properties/email/format: MongoDB does not support format",
 		"0001_users.yaml:11:5: error: unknown key \"validationLevl\"\n    hint: did you mean \"validationLevel\"?",
-		"0002_orders.yaml: error: version 2 is also used by 0002_duplicate.yaml",
+		"0002_orders.yaml:1:1: error: version 2 is also used by 0002_duplicate.yaml",
 		"0002_orders.yaml:3:23: error: invalid validationAction \"block\"",
 		"0002_orders.yaml:5:9: error: upgrade step 1 is empty",
 		"0002_orders.yaml:6:18: error: rename \"total\" to \"total.gross\": the paths overlap",
