@@ -30,6 +30,17 @@ func (d Delta) Empty() bool { return len(d.Update) == 0 }
 // ErrNoID is returned for a document without _id: it cannot be written back.
 var ErrNoID = errors.New("document has no _id")
 
+// ErrUnwritableField is returned (wrapped, naming the field) for an
+// upgrade or downgrade that sets or removes a top-level field whose name
+// holds a '.' or begins with '$' (MongoDB 5.0 stores such names): $set and
+// $unset would read the name as a path or an operator and write another
+// field. The document is left as it is.
+var ErrUnwritableField = errors.New("field name cannot be written by an update")
+
+func unwritable(k string) error {
+	return fmt.Errorf("%w: the steps change the top-level field %q, whose name $set and $unset would read as a path or an operator and so write another field; leave it out of the steps, or change it by hand (MongoDB 5.0 and later: an update pipeline with $setField or $unsetField)", ErrUnwritableField, k)
+}
+
 // DeltaOf computes the guarded update that turns before (as read) into
 // after (as upgraded). Field order changes alone are not written.
 func DeltaOf(before, after bson.D) (Delta, error) {
@@ -109,10 +120,13 @@ func deltaOf(before, after bson.D, links []link) (Delta, error) {
 }
 
 // guardReads appends to filter the guard of every field links read that
-// it does not guard yet (every field of before when a func step ran).
+// it does not guard yet (every field of before when a func step ran). A
+// top-level name with a '.' or a leading '$' (MongoDB 5.0 stores them) is
+// not guarded: a filter would read it as a path or an operator, so its
+// guard would never match and the write-back would never happen.
 func guardReads(b *deltaBuf, filter, before bson.D, links []link) bson.D {
 	guardRead := func(k string) {
-		if k == "_id" || hasKey(filter, k) {
+		if k == "_id" || !filterable(k) || hasKey(filter, k) {
 			return
 		}
 		old, had := lookupD(before, k)
@@ -163,6 +177,9 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 		if e.Key == "_id" {
 			return sh, errors.New("the upgrade changed _id")
 		}
+		if !filterable(e.Key) {
+			return sh, unwritable(e.Key)
+		}
 		sh.sets++
 		sh.elems += guardElems(old, had)
 	}
@@ -172,6 +189,9 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 				sh.keep |= 1 << j
 			}
 		} else {
+			if !filterable(e.Key) {
+				return sh, unwritable(e.Key)
+			}
 			sh.unsets++
 			sh.elems += guardElems(e.Value, true)
 		}
@@ -196,7 +216,7 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 // counted twice: the count bounds what guardReads appends.
 func (sh *deltaShape) read(before, after bson.D, k string) {
 	old, had := lookupD(before, k)
-	if k == "_id" || sh.writes(after, k, old, had) {
+	if k == "_id" || !filterable(k) || sh.writes(after, k, old, had) {
 		return
 	}
 	sh.reads++
