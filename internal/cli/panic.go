@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // debugEnv set to 1 adds the stack of a recovered panic to its message.
@@ -29,15 +32,22 @@ func (e *panicError) Error() string {
 
 // runRecovered runs the app on args; a panic in a command (on this
 // goroutine) becomes a *panicError instead of a Go stack trace, which can
-// quote document values or a connection string. The command's deferred
-// cleanups (the lock's release) have run by the time it returns.
+// quote document values or a connection string, and so does one the
+// runner recovered in a goroutine of its own (a *runner.PanicError). The
+// command's deferred cleanups (the lock's release) have run by the time
+// it returns.
 func runRecovered(ctx context.Context, app *cli.App, args []string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &panicError{value: p, stack: debug.Stack()}
 		}
 	}()
-	return app.RunContext(ctx, append([]string{"mongomig"}, args...))
+	err = app.RunContext(ctx, append([]string{"mongomig"}, args...))
+	var rp *runner.PanicError
+	if errors.As(err, &rp) {
+		err = &panicError{value: fmt.Sprintf("in %s: %v", rp.Where, rp.Value), stack: rp.Stack}
+	}
+	return err
 }
 
 // anyURI is a connection string quoted in free text.

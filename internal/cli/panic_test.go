@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 const internalErrorTail = "; this is a bug in mongomig or in a func step: please report it with the command you ran\n"
@@ -59,6 +62,26 @@ func TestPanicRedactsTheConfiguredURIsSecrets(t *testing.T) {
 	code := Run(context.Background(), []string{"--uri", "mongodb://admin:Hunter2Secret@db.example.com/app", "--dir", "../../migrations", "lint"},
 		Streams{In: strings.NewReader(""), Out: panickingWriter{}, Err: &errb}, Config{})
 	want := "mongomig: internal error: render: token *** in the way" + internalErrorTail
+	if code != ExitInternal || errb.String() != want {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 70 and:\n%s", code, errb.String(), want)
+	}
+}
+
+// workerPanic fails the way a runner call does when one of its goroutines
+// panicked: the runner recovers it and returns a *runner.PanicError.
+func workerPanic(context.Context, string) (string, func(context.Context) error, error) {
+	return "", nil, fmt.Errorf("backfill users: %w", &runner.PanicError{Where: "backfill worker 2 of users", Value: "index out of range [3] with length 3", Stack: []byte("goroutine 7 [running]:\n")})
+}
+
+// TestWorkerPanicIsAnInternalError: a panic the runner recovered in a
+// goroutine of its own is reported as one from the command's goroutine
+// is: one line naming where, exit 70.
+func TestWorkerPanicIsAnInternalError(t *testing.T) {
+	t.Setenv(debugEnv, "")
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"--embedded", t.TempDir(), "info"},
+		Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Config{Embedded: workerPanic})
+	want := "mongomig: internal error: in backfill worker 2 of users: index out of range [3] with length 3" + internalErrorTail
 	if code != ExitInternal || errb.String() != want {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 70 and:\n%s", code, errb.String(), want)
 	}

@@ -327,7 +327,12 @@ func (r *Runner) runWorkers(ctx context.Context, name string, plan *rangePlan, o
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stop, err := r.rangeWorker(ctx, name, plan, wi, opts, deadline, start, t)
+			var stop string
+			var err error
+			func() {
+				defer recoverTo(&err, fmt.Sprintf("backfill worker %d of %s", wi+1, name))
+				stop, err = r.rangeWorker(ctx, name, plan, wi, opts, deadline, start, t)
+			}()
 			t.mu.Lock()
 			defer t.mu.Unlock()
 			if err != nil && t.err == nil {

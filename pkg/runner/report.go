@@ -264,21 +264,15 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 	}
 	docs := make(chan bson.Raw, 4*workers)
 	results := make(chan docResult, 4*workers)
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for raw := range docs {
-				results <- checkDocument(reg, name, schema, raw, check != nil && check.Available)
-			}
-		}()
-	}
+	wait := startCheckers(workers, docs, results, "the validation report's check of a "+name+" document", func(raw bson.Raw) docResult {
+		return checkDocument(reg, name, schema, raw, check != nil && check.Available)
+	})
 	readErr := make(chan error, 1)
+	var panicked error // a checker's panic, set before results is closed
 	go func() {
 		readErr <- r.scan(ctx, coll, opts, total, docs)
 		close(docs)
-		wg.Wait()
+		panicked = wait()
 		close(results)
 	}()
 	agg := newAggregate(opts.AllExampleIDs)
@@ -287,6 +281,9 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 	}
 	if err := <-readErr; err != nil {
 		return nil, err
+	}
+	if panicked != nil {
+		return nil, panicked
 	}
 	agg.fill(cr)
 	if check != nil && check.Available {
@@ -420,4 +417,40 @@ func versionText(raw bson.Raw, field string) string {
 		return "(missing)"
 	}
 	return string(extJSONOf(rv))
+}
+
+// startCheckers starts n goroutines that check every document of docs
+// into results. wait, called once docs is closed, returns when they have
+// stopped, with the first panic of a check as a *PanicError: a checker
+// that panics goes on draining docs, so that the reader never blocks.
+func startCheckers(n int, docs <-chan bson.Raw, results chan<- docResult, where string, check func(bson.Raw) docResult) (wait func() error) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for raw := range docs {
+				var perr error
+				res := func() docResult {
+					defer recoverTo(&perr, where)
+					return check(raw)
+				}()
+				if perr != nil {
+					mu.Lock()
+					if first == nil {
+						first = perr
+					}
+					mu.Unlock()
+					continue
+				}
+				results <- res
+			}
+		}()
+	}
+	return func() error {
+		wg.Wait()
+		return first
+	}
 }
