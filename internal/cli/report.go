@@ -192,16 +192,40 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 		case b.Skipped != "":
 			o.printf("  %s %s.%s (%s): %s\n", o.faint("skip"), b.Collection, b.Index, b.File, b.Skipped)
 		case b.Fails():
-			ids := make([]string, len(b.ExampleIDs))
-			for i, id := range b.ExampleIDs {
-				ids[i] = string(id)
+			o.printf("  %s %s.%s (%s): %s\n", o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b))
+			for _, c := range b.Collisions {
+				o.printf("       %s %s: %s\n", o.faint("key"), c.Key, collisionIDs(c, func(id string) string { return id }))
 			}
-			o.printf("  %s %s.%s (%s): %s\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b), o.faint("e.g."), strings.Join(ids, ", "))
+			if more := moreCollidingKeys(b); more != "" {
+				o.printf("       %s\n", o.faint(more))
+			}
 		default:
 			o.printf("  %s %s.%s (%s): %s\n", o.green("ok"), b.Collection, b.Index, b.File, indexBuildResult(b))
 		}
 	}
+}
+
+// collisionIDs words the documents sharing a colliding key: "_ids 1, 98"
+// (each written by code), and how many more there are beyond those listed.
+func collisionIDs(c runner.IndexCollision, code func(string) string) string {
+	ids := make([]string, len(c.IDs))
+	for i, id := range c.IDs {
+		ids[i] = code(string(id))
+	}
+	text := "_ids " + strings.Join(ids, ", ")
+	if n := c.Count - int64(len(c.IDs)); n > 0 {
+		text += fmt.Sprintf(" and %d more", n)
+	}
+	return text
+}
+
+// moreCollidingKeys says how many colliding keys a build does not detail,
+// "" when it details them all.
+func moreCollidingKeys(b runner.IndexBuild) string {
+	if n := b.CollidingKeys - int64(len(b.Collisions)); n > 0 {
+		return "and " + count(n, "more colliding key")
+	}
+	return ""
 }
 
 // collisionAdvice says what fixes a predicted collision: sparse only helps
@@ -259,14 +283,36 @@ func markdownIndexBuilds(b *strings.Builder, builds []runner.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
-	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | example `_id`s |\n|---|---|---|---|\n")
+	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | colliding keys |\n|---|---|---|---|\n")
 	for _, ib := range builds {
-		ids := make([]string, len(ib.ExampleIDs))
-		for i, id := range ib.ExampleIDs {
-			ids[i] = "`" + string(id) + "`"
+		var keys []string
+		for _, c := range ib.Collisions {
+			keys = append(keys, mdCode(string(c.Key))+": "+collisionIDs(c, mdCode))
 		}
-		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(ids, " "))
+		if more := moreCollidingKeys(ib); more != "" {
+			keys = append(keys, more)
+		}
+		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(keys, "<br>"))
 	}
+}
+
+// mdCode writes s as a Markdown code span in a table cell, escaping the
+// pipes; its delimiters are one more backtick than s's longest run.
+func mdCode(s string) string {
+	fence, run := "`", ""
+	for _, r := range s {
+		if r != '`' {
+			run = ""
+			continue
+		}
+		if run += "`"; len(run) >= len(fence) {
+			fence = run + "`"
+		}
+	}
+	if fence != "`" {
+		return fence + " " + mdEscape(s) + " " + fence
+	}
+	return "`" + mdEscape(s) + "`"
 }
 
 // indexBuildResult words a predicted build the same way in every format.
@@ -371,11 +417,14 @@ func junitIndexBuilds(builds []runner.IndexBuild) (junitSuite, bool) {
 	s := junitSuite{Name: "unique index builds"}
 	for _, b := range builds {
 		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}
-		ids := make([]string, len(b.ExampleIDs))
-		for i, id := range b.ExampleIDs {
-			ids[i] = string(id)
+		var lines []string
+		for _, c := range b.Collisions {
+			lines = append(lines, "key "+string(c.Key)+": "+collisionIDs(c, func(id string) string { return id }))
 		}
-		msg := &junitMessage{Message: indexBuildResult(b), Text: "example _ids: " + strings.Join(ids, ", ")}
+		if more := moreCollidingKeys(b); more != "" {
+			lines = append(lines, more)
+		}
+		msg := &junitMessage{Message: indexBuildResult(b), Text: strings.Join(lines, "\n")}
 		switch {
 		case b.Skipped != "":
 			tc.Skipped = msg
