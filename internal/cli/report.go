@@ -109,11 +109,33 @@ func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
 	return err
 }
 
+// summary is a report's headline: the documents that would fail, then the
+// unique index builds that would (a dry run checking no validator says
+// so rather than "all documents pass").
 func summary(rep *runner.Report) string {
-	if rep.Failing == 0 {
-		return fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
+	var s string
+	switch {
+	case len(rep.Collections) == 0 && len(rep.IndexBuilds) > 0:
+		s = "no validator to check"
+	case rep.Failing == 0:
+		s = fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
+	default:
+		s = fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
 	}
-	return fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
+	if n := failingBuilds(rep); n > 0 {
+		s += fmt.Sprintf("; %s would fail", count(n, "unique index build"))
+	}
+	return s
+}
+
+func failingBuilds(rep *runner.Report) int {
+	n := 0
+	for _, b := range rep.IndexBuilds {
+		if b.Fails() {
+			n++
+		}
+	}
+	return n
 }
 
 func versionsText(vs []runner.VersionCount) string {
@@ -150,7 +172,7 @@ func serverCheckText(c *runner.ServerCheck) string {
 
 func renderReportText(o *output, rep *runner.Report) {
 	head := o.green(summary(rep))
-	if rep.Failing > 0 {
+	if rep.Failing > 0 || failingBuilds(rep) > 0 {
 		head = o.red(summary(rep))
 	}
 	o.printf("%s database %s: %s\n", o.bold("validation report"), rep.Database, head)
@@ -254,8 +276,10 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "## %s mongomig validation report: %s\n\n", icon, summary(rep))
-	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n\n", rep.Database)
-	b.WriteString("| collection | validator | level / action | scanned | versions | failing | server cross-check |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n", rep.Database)
+	if len(rep.Collections) > 0 {
+		b.WriteString("\n| collection | validator | level / action | scanned | versions | failing | server cross-check |\n|---|---|---|---|---|---|---|\n")
+	}
 	for _, c := range rep.Collections {
 		fmt.Fprintf(&b, "| `%s` | %04d | %s / %s | %d | %s | %d | %s |\n", c.Collection, c.ValidatorFrom, c.ValidationLevel, c.ValidationAction,
 			c.Scanned, mdEscape(versionsText(c.Versions)), c.Failing, mdEscape(serverCheckText(c.ServerCheck)))
