@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
@@ -68,18 +69,37 @@ collections:
       create:
         - {keys: {email: 1}, unique: true}
 `)}}
+	// predict runs the dry run and checks that the prediction read the
+	// collection with one find and nothing else (the details cost no
+	// round trip; the few documents fit in the first batch).
 	predict := func(t *testing.T, docs []any) runner.IndexBuild {
 		t.Helper()
-		db := sandboxtest.Database(t, "app")
+		rec := &recorder{}
+		db := sandboxtest.Connect(t, sandboxtest.Start(t).URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
 		if _, err := db.Collection("accounts").InsertMany(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
+		rec.mu.Lock()
+		rec.cmds = nil
+		rec.mu.Unlock()
 		rep, err := newRunner(t, db, fsys).DryRunReport(ctx, 1, runner.ReportOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(rep.IndexBuilds) != 1 || !rep.WouldReject {
 			t.Fatalf("index builds %+v, wouldReject %v", rep.IndexBuilds, rep.WouldReject)
+		}
+		var onAccounts []string
+		for _, c := range rec.cmds {
+			coll, _ := c.Lookup("collection").StringValueOK() // getMore
+			if elems, err := c.Elements(); err == nil && len(elems) > 0 {
+				if name, _ := elems[0].Value().StringValueOK(); name == "accounts" || coll == "accounts" {
+					onAccounts = append(onAccounts, elems[0].Key())
+				}
+			}
+		}
+		if !reflect.DeepEqual(onAccounts, []string{"find"}) {
+			t.Errorf("commands on accounts %v, want one find", onAccounts)
 		}
 		return rep.IndexBuilds[0]
 	}
