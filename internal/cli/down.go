@@ -61,7 +61,7 @@ func (e *env) runDown(ctx context.Context, c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		return e.renderPlan(p)
+		return e.renderPlan(p, s.runner.Migrations())
 	}
 	var reverted []runner.Applied
 	if to < 0 {

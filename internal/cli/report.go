@@ -109,11 +109,33 @@ func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
 	return err
 }
 
+// summary is a report's headline: the documents that would fail, then the
+// unique index builds that would (a dry run checking no validator says
+// so rather than "all documents pass").
 func summary(rep *runner.Report) string {
-	if rep.Failing == 0 {
-		return fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
+	var s string
+	switch {
+	case len(rep.Collections) == 0 && len(rep.IndexBuilds) > 0:
+		s = "no validator to check"
+	case rep.Failing == 0:
+		s = fmt.Sprintf("all documents pass (%s checked)", count(len(rep.Collections), "collection"))
+	default:
+		s = fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
 	}
-	return fmt.Sprintf("%s would fail (%s checked)", count(rep.Failing, "document"), count(len(rep.Collections), "collection"))
+	if n := failingBuilds(rep); n > 0 {
+		s += fmt.Sprintf("; %s would fail", count(n, "unique index build"))
+	}
+	return s
+}
+
+func failingBuilds(rep *runner.Report) int {
+	n := 0
+	for _, b := range rep.IndexBuilds {
+		if b.Fails() {
+			n++
+		}
+	}
+	return n
 }
 
 func versionsText(vs []runner.VersionCount) string {
@@ -150,7 +172,7 @@ func serverCheckText(c *runner.ServerCheck) string {
 
 func renderReportText(o *output, rep *runner.Report) {
 	head := o.green(summary(rep))
-	if rep.Failing > 0 {
+	if rep.Failing > 0 || failingBuilds(rep) > 0 {
 		head = o.red(summary(rep))
 	}
 	o.printf("%s database %s: %s\n", o.bold("validation report"), rep.Database, head)
@@ -192,16 +214,40 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 		case b.Skipped != "":
 			o.printf("  %s %s.%s (%s): %s\n", o.faint("skip"), b.Collection, b.Index, b.File, b.Skipped)
 		case b.Fails():
-			ids := make([]string, len(b.ExampleIDs))
-			for i, id := range b.ExampleIDs {
-				ids[i] = string(id)
+			o.printf("  %s %s.%s (%s): %s\n", o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b))
+			for _, c := range b.Collisions {
+				o.printf("       %s %s: %s\n", o.faint("key"), c.Key, collisionIDs(c, func(id string) string { return id }))
 			}
-			o.printf("  %s %s.%s (%s): %s\n       %s %s\n",
-				o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b), o.faint("e.g."), strings.Join(ids, ", "))
+			if more := moreCollidingKeys(b); more != "" {
+				o.printf("       %s\n", o.faint(more))
+			}
 		default:
 			o.printf("  %s %s.%s (%s): %s\n", o.green("ok"), b.Collection, b.Index, b.File, indexBuildResult(b))
 		}
 	}
+}
+
+// collisionIDs words the documents sharing a colliding key: "_ids 1, 98"
+// (each written by code), and how many more there are beyond those listed.
+func collisionIDs(c runner.IndexCollision, code func(string) string) string {
+	ids := make([]string, len(c.IDs))
+	for i, id := range c.IDs {
+		ids[i] = code(string(id))
+	}
+	text := "_ids " + strings.Join(ids, ", ")
+	if n := c.Count - int64(len(c.IDs)); n > 0 {
+		text += fmt.Sprintf(" and %d more", n)
+	}
+	return text
+}
+
+// moreCollidingKeys says how many colliding keys a build does not detail,
+// "" when it details them all.
+func moreCollidingKeys(b runner.IndexBuild) string {
+	if n := b.CollidingKeys - int64(len(b.Collisions)); n > 0 {
+		return "and " + count(n, "more colliding key")
+	}
+	return ""
 }
 
 // collisionAdvice says what fixes a predicted collision: sparse only helps
@@ -230,8 +276,10 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "## %s mongomig validation report: %s\n\n", icon, summary(rep))
-	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n\n", rep.Database)
-	b.WriteString("| collection | validator | level / action | scanned | versions | failing | server cross-check |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Database `%s`. Documents are checked after the upgrades they would get.\n", rep.Database)
+	if len(rep.Collections) > 0 {
+		b.WriteString("\n| collection | validator | level / action | scanned | versions | failing | server cross-check |\n|---|---|---|---|---|---|---|\n")
+	}
 	for _, c := range rep.Collections {
 		fmt.Fprintf(&b, "| `%s` | %04d | %s / %s | %d | %s | %d | %s |\n", c.Collection, c.ValidatorFrom, c.ValidationLevel, c.ValidationAction,
 			c.Scanned, mdEscape(versionsText(c.Versions)), c.Failing, mdEscape(serverCheckText(c.ServerCheck)))
@@ -259,14 +307,36 @@ func markdownIndexBuilds(b *strings.Builder, builds []runner.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
-	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | example `_id`s |\n|---|---|---|---|\n")
+	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | colliding keys |\n|---|---|---|---|\n")
 	for _, ib := range builds {
-		ids := make([]string, len(ib.ExampleIDs))
-		for i, id := range ib.ExampleIDs {
-			ids[i] = "`" + string(id) + "`"
+		var keys []string
+		for _, c := range ib.Collisions {
+			keys = append(keys, mdCode(string(c.Key))+": "+collisionIDs(c, mdCode))
 		}
-		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(ids, " "))
+		if more := moreCollidingKeys(ib); more != "" {
+			keys = append(keys, more)
+		}
+		fmt.Fprintf(b, "| `%s.%s` | %s | %s | %s |\n", ib.Collection, ib.Index, ib.File, mdEscape(indexBuildResult(ib)), strings.Join(keys, "<br>"))
 	}
+}
+
+// mdCode writes s as a Markdown code span in a table cell, escaping the
+// pipes; its delimiters are one more backtick than s's longest run.
+func mdCode(s string) string {
+	fence, run := "`", ""
+	for _, r := range s {
+		if r != '`' {
+			run = ""
+			continue
+		}
+		if run += "`"; len(run) >= len(fence) {
+			fence = run + "`"
+		}
+	}
+	if fence != "`" {
+		return fence + " " + mdEscape(s) + " " + fence
+	}
+	return "`" + mdEscape(s) + "`"
 }
 
 // indexBuildResult words a predicted build the same way in every format.
@@ -371,11 +441,14 @@ func junitIndexBuilds(builds []runner.IndexBuild) (junitSuite, bool) {
 	s := junitSuite{Name: "unique index builds"}
 	for _, b := range builds {
 		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}
-		ids := make([]string, len(b.ExampleIDs))
-		for i, id := range b.ExampleIDs {
-			ids[i] = string(id)
+		var lines []string
+		for _, c := range b.Collisions {
+			lines = append(lines, "key "+string(c.Key)+": "+collisionIDs(c, func(id string) string { return id }))
 		}
-		msg := &junitMessage{Message: indexBuildResult(b), Text: "example _ids: " + strings.Join(ids, ", ")}
+		if more := moreCollidingKeys(b); more != "" {
+			lines = append(lines, more)
+		}
+		msg := &junitMessage{Message: indexBuildResult(b), Text: strings.Join(lines, "\n")}
 		switch {
 		case b.Skipped != "":
 			tc.Skipped = msg

@@ -135,7 +135,7 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 		}
 	case rs.out != "" || rs.format != "text":
 		if rs.out != "" {
-			if err := e.renderPlan(p); err != nil {
+			if err := e.renderPlan(p, s.runner.Migrations()); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 			return err
 		}
 	default:
-		if err := e.renderPlan(p); err != nil {
+		if err := e.renderPlan(p, s.runner.Migrations()); err != nil {
 			return err
 		}
 		switch {
@@ -193,6 +193,34 @@ func refusePlanMissingFuncs(r *runner.Runner, p *runner.Plan) error {
 	return refuseMissingFuncs(r, reportedCollections(pending, true), last, "up --dry-run")
 }
 
+// noCommands words a planned migration that sends no command by what it
+// does instead in the plan's direction: its document upgrades (up) or
+// downgrades (down); a migration declaring only downgrade steps does
+// nothing on up, one declaring only examples nothing either way.
+func noCommands(migs []*migration.Migration, version int64, direction string) string {
+	var upgrades, downgrades bool
+	for _, m := range migs {
+		if m.Version != version {
+			continue
+		}
+		for _, c := range m.Collections {
+			upgrades = upgrades || len(c.Upgrade) > 0
+			downgrades = downgrades || len(c.Downgrade) > 0
+		}
+	}
+	switch {
+	case direction == "down" && downgrades:
+		return "(no commands: document downgrades only)"
+	case direction == "down":
+		return "(no commands)"
+	case upgrades:
+		return "(no commands: document upgrades only)"
+	case downgrades:
+		return "(no commands: downgrade steps only)"
+	}
+	return "(no commands)"
+}
+
 func files(applied []runner.Applied) string {
 	var s []string
 	for _, a := range applied {
@@ -213,8 +241,9 @@ func uniq(list []string) []string {
 	return out
 }
 
-// renderPlan prints a dry run: per migration, the exact commands.
-func (e *env) renderPlan(p *runner.Plan) error {
+// renderPlan prints a dry run: per migration, the exact commands (migs
+// are the files, to say what a migration without commands does).
+func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 	o := e.out
 	if o.json {
 		return o.writeJSON(p)
@@ -235,7 +264,7 @@ func (e *env) renderPlan(p *runner.Plan) error {
 	for _, m := range p.Migrations {
 		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), m.File)
 		if len(m.Commands) == 0 {
-			o.printf("  (no commands: document upgrades only)\n")
+			o.printf("  %s\n", noCommands(migs, m.Version, p.Direction))
 		}
 		for _, c := range m.Commands {
 			o.printf("  %s\n", c.Text)

@@ -25,11 +25,37 @@ type IndexBuild struct {
 	// MissingAsNull how many of them lack every key field.
 	Duplicates    int64 `json:"duplicates"`
 	MissingAsNull int64 `json:"missingAsNull"`
-	// ExampleIDs are up to five documents that collide.
+	// ExampleIDs are up to five documents that collide: each a later
+	// document (in _id order) than one with its key.
 	ExampleIDs []ExtJSON `json:"exampleIds"`
+	// Collisions are the first MaxCollisions keys (in the order their
+	// second document comes in _id order) that collide, each with the
+	// documents sharing it; CollidingKeys counts every such key.
+	Collisions    []IndexCollision `json:"collisions"`
+	CollidingKeys int64            `json:"collidingKeys"`
 	// Skipped says why the build was not predicted (partial filter).
 	Skipped string `json:"skipped,omitempty"`
 }
+
+// IndexCollision is one key that several documents share.
+type IndexCollision struct {
+	// Key is {path: value} per key field, null where missing; a string is
+	// cut to 20 characters, any other value whose Extended JSON is longer
+	// than that (documents, arrays, binary) becomes an excerpt of its
+	// text, marked by "…" (a report quotes the application's data).
+	Key ExtJSON `json:"key"`
+	// Count is how many documents have the key; IDs the first
+	// MaxCollisionIDs of them in _id order.
+	Count int64     `json:"count"`
+	IDs   []ExtJSON `json:"ids"`
+}
+
+// MaxCollisions is how many colliding keys an IndexBuild details;
+// MaxCollisionIDs how many _ids it lists per key.
+const (
+	MaxCollisions   = 5
+	MaxCollisionIDs = 5
+)
 
 // Fails reports whether the build would fail.
 func (b IndexBuild) Fails() bool { return b.Duplicates > 0 }
@@ -37,7 +63,9 @@ func (b IndexBuild) Fails() bool { return b.Duplicates > 0 }
 // predictIndexBuilds reads each collection a pending migration creates a
 // unique index on, upgrades every document with reg (the files up to the
 // dry run's target) and counts the keys that collide. It keeps one entry
-// per distinct key: memory grows with the collection's distinct keys.
+// per distinct key (the key and the first _id having it): memory grows
+// with the collection's distinct keys. The details of a collision come
+// from the same scan: no more round trips than reading the collection.
 func (r *Runner) predictIndexBuilds(ctx context.Context, pending []*migration.Migration, reg *version.Registry) ([]IndexBuild, error) {
 	var out []IndexBuild
 	for _, m := range pending {
@@ -46,7 +74,7 @@ func (r *Runner) predictIndexBuilds(ctx context.Context, pending []*migration.Mi
 				if !idx.Unique {
 					continue
 				}
-				b := IndexBuild{Collection: c.Name, Index: idx.Name, File: m.File, ExampleIDs: []ExtJSON{}}
+				b := IndexBuild{Collection: c.Name, Index: idx.Name, File: m.File, ExampleIDs: []ExtJSON{}, Collisions: []IndexCollision{}}
 				if idx.PartialFilterExpression != nil {
 					b.Skipped = "partialFilterExpression: not predicted"
 					out = append(out, b)
@@ -62,13 +90,22 @@ func (r *Runner) predictIndexBuilds(ctx context.Context, pending []*migration.Mi
 	return out, nil
 }
 
+// keySeen is what predictOne keeps per distinct key: the first _id
+// having it (its BSON type byte and value) and whether another document
+// had it since.
+type keySeen struct {
+	firstID  string
+	collided bool
+}
+
 func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migration.Index, b *IndexBuild) error {
 	cur, err := r.db.Collection(b.Collection).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return fmt.Errorf("predict index %s on %s: %w", idx.Name, b.Collection, err)
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
-	seen := map[string]bool{}
+	seen := map[string]keySeen{}
+	detailed := map[string]int{} // key -> index into b.Collisions
 	for cur.Next(ctx) {
 		var d bson.D
 		if err := cur.Decode(&d); err != nil {
@@ -82,8 +119,10 @@ func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migr
 		if missing && idx.Sparse {
 			continue // a sparse index leaves out documents without the keys
 		}
-		if !seen[key] {
-			seen[key] = true
+		id := cur.Current.Lookup("_id")
+		first, ok := seen[key]
+		if !ok {
+			seen[key] = keySeen{firstID: string(append([]byte{byte(id.Type)}, id.Value...))}
 			continue
 		}
 		b.Duplicates++
@@ -91,11 +130,64 @@ func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migr
 			b.MissingAsNull++
 		}
 		if len(b.ExampleIDs) < 5 {
-			raw, _ := bson.Marshal(d)
-			b.ExampleIDs = append(b.ExampleIDs, ExtJSON(idOf(raw)))
+			b.ExampleIDs = append(b.ExampleIDs, ExtJSON(idOf(cur.Current)))
+		}
+		if !first.collided {
+			first.collided = true
+			seen[key] = first
+			b.CollidingKeys++
+			if len(b.Collisions) < MaxCollisions {
+				detailed[key] = len(b.Collisions)
+				b.Collisions = append(b.Collisions, IndexCollision{Key: keyValue(up, idx.Keys), Count: 1,
+					IDs: []ExtJSON{extJSONOf(bson.RawValue{Type: bson.Type(first.firstID[0]), Value: []byte(first.firstID[1:])})}})
+			}
+		}
+		if i, ok := detailed[key]; ok {
+			c := &b.Collisions[i]
+			c.Count++
+			if len(c.IDs) < MaxCollisionIDs {
+				c.IDs = append(c.IDs, extJSONOf(id))
+			}
 		}
 	}
 	return cur.Err()
+}
+
+// keyValue is the key of doc as {path: value}, null where missing, each
+// value abbreviated (see IndexCollision.Key).
+func keyValue(doc bson.D, keys bson.D) ExtJSON {
+	kv := bson.D{}
+	for _, k := range keys {
+		v, _ := lookupPath(doc, k.Key)
+		kv = append(kv, bson.E{Key: k.Key, Value: abbreviate(v)})
+	}
+	b, err := bson.MarshalExtJSON(kv, false, false)
+	if err != nil {
+		return ExtJSON(fmt.Sprintf("%q", err.Error()))
+	}
+	return ExtJSON(b)
+}
+
+// abbreviate cuts a string to maxValueExcerpt characters; numbers,
+// booleans, null, ObjectIds and dates are kept; any other value whose
+// relaxed Extended JSON is longer than maxValueExcerpt becomes an excerpt
+// of that text.
+func abbreviate(v any) any {
+	switch x := v.(type) {
+	case nil, bool, int32, int64, float64, bson.ObjectID, bson.DateTime, bson.Decimal128, bson.Null:
+		return v
+	case string:
+		return excerpt(x, maxValueExcerpt)
+	}
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
+	if err != nil {
+		return "…"
+	}
+	text := string(b[len(`{"v":`) : len(b)-1])
+	if len([]rune(text)) <= maxValueExcerpt {
+		return v
+	}
+	return excerpt(text, maxValueExcerpt)
 }
 
 // indexKey is the index key of doc (each key path's value as canonical
