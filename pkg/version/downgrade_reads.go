@@ -82,3 +82,14 @@ func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64)
 func filterable(k string) bool {
 	return k != "" && k[0] != '$' && !containsDot(k)
 }
+
+// MissingDowngradeFunc returns the name of a Go function that a downgrade
+// step of coll's migration v names and the registry does not have (built
+// with [AllowMissingFuncs]), or "": documents at v cannot be downgraded by
+// this program.
+func (r *Registry) MissingDowngradeFunc(coll string, v int64) string {
+	if l := r.chains[coll].find(v); l != nil {
+		return l.missingDown
+	}
+	return ""
+}
