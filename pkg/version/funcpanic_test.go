@@ -77,3 +77,31 @@ func hasKey(d bson.D, key string) bool {
 	}
 	return false
 }
+
+// errDial is what a func's own dependency might return.
+var errDial = errors.New("dial mongodb://admin:Hunter2Secret@db.example.com/app: refused")
+
+// TestFuncMessagesHideConnectionPasswords: a func's panic or error that
+// quotes a connection string becomes the document's failure, which
+// backfill and the reports print and CI logs keep: its password is shown
+// as ***, and errors.Is still finds the func's error.
+func TestFuncMessagesHideConnectionPasswords(t *testing.T) {
+	for name, fn := range map[string]version.Func{
+		"panic": func(bson.D) (bson.D, error) {
+			panic("cannot reach mongodb+srv://admin:Hunter2Secret@cluster0.example.net/app")
+		},
+		"error": func(bson.D) (bson.D, error) { return nil, errDial },
+	} {
+		r, err := version.New(chainFS, version.WithFunc("splitName", fn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = r.Upgrade("users", ext(t, `{"_id": 42, "version": 2, "name": "Ada Lovelace"}`))
+		if err == nil || strings.Contains(err.Error(), "Hunter2Secret") || !strings.Contains(err.Error(), "admin:***@") {
+			t.Errorf("%s: %v, want the password shown as ***", name, err)
+		}
+		if name == "error" && !errors.Is(err, errDial) {
+			t.Errorf("error: errors.Is lost the func's error: %v", err)
+		}
+	}
+}

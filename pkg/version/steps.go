@@ -3,6 +3,7 @@ package version
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -170,14 +171,31 @@ func (s *step) applyOps(d bson.D) (bson.D, error) {
 func (s *step) callFunc(d bson.D) (out bson.D, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = d, fmt.Errorf("func %s panicked: %v (a bug in the function: fix it, then run again)", s.name, p)
+			out, err = d, fmt.Errorf("func %s panicked: %s (a bug in the function: fix it, then run again)", s.name, hideSecrets(fmt.Sprint(p)))
 		}
 	}()
 	if out, err = s.fn(cloneDoc(d)); err != nil {
-		return d, fmt.Errorf("func %s: %w", s.name, err)
+		return d, fmt.Errorf("func %s: %w", s.name, secretsHidden{err})
 	}
 	return out, nil
 }
+
+// connPassword is the password of a connection string quoted in a
+// function's error or panic (mongodb://user:password@host).
+var connPassword = regexp.MustCompile(`(mongodb(?:\+srv)?://[^:/\s@]*):[^@\s/]*@`)
+
+// hideSecrets replaces the passwords of the connection strings text
+// quotes with ***: a func's message ends up in failure reports and CI logs.
+func hideSecrets(text string) string {
+	return connPassword.ReplaceAllString(text, "$1:***@")
+}
+
+// secretsHidden is a func's error whose message hides the passwords of
+// the connection strings it quotes; errors.Is and As still see the error.
+type secretsHidden struct{ err error }
+
+func (e secretsHidden) Error() string { return hideSecrets(e.err.Error()) }
+func (e secretsHidden) Unwrap() error { return e.err }
 
 // move implements rename ($rename) and copy (the same rules, keeping the
 // source): see locate for the source; a target through an array is
