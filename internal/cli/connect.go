@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+
+	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // sandboxDB is the database used on the embedded sandbox when --db is not
@@ -41,7 +44,7 @@ func (e *env) checkSandboxDir(dir string) (created bool, err error) {
 	case err == nil && !fi.IsDir():
 		return false, usageError(fmt.Errorf("%s %s is a file, not a directory: name the sandbox's directory", e.g.EmbeddedSource, dir))
 	case err == nil:
-		return false, nil
+		return false, e.checkSandboxFiles(dir)
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("%s %s: %w", e.g.EmbeddedSource, dir, err)
 	case sandboxCreators[e.command]:
@@ -49,6 +52,29 @@ func (e *env) checkSandboxDir(dir string) (created bool, err error) {
 	}
 	return false, usageError(fmt.Errorf("%s %s: no such directory, so `%s` has no sandbox to read; check the name, or create the sandbox with `mongomig --embedded %s up` (or demo, or info)",
 		e.g.EmbeddedSource, dir, e.command, dir))
+}
+
+// sandboxFile matches what a sandbox keeps in its directory: a SQLite
+// file per database (with its WAL and shared-memory files) and the lock
+// of the process serving it.
+var sandboxFile = regexp.MustCompile(`^(.+\.sqlite(-wal|-shm|-journal)?|mongomig-sandbox\.lock)$`)
+
+// checkSandboxFiles refuses an existing --embedded directory that holds
+// anything but a sandbox's files (dot files aside), such as the migration
+// files: the sandbox would put its databases among them and show an empty
+// database, where the user meant --dir, or another directory.
+func (e *env) checkSandboxFiles(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", e.g.EmbeddedSource, dir, err)
+	}
+	for _, de := range entries {
+		if name := de.Name(); !strings.HasPrefix(name, ".") && !sandboxFile.MatchString(name) {
+			return usageError(fmt.Errorf("%s %s holds %s, which is not a sandbox's: --embedded names the directory where the sandbox keeps its databases (DIR/app.sqlite), not the migrations (that is --dir); name an empty or new directory, such as .sandbox",
+				e.g.EmbeddedSource, dir, migration.DisplayName(name)))
+		}
+	}
+	return nil
 }
 
 // connectTimeout bounds server selection, so a wrong --uri fails in
