@@ -373,8 +373,12 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64, progre
 		}
 		out, err := r.registry.Downgrade(coll, v, d)
 		if err != nil {
-			id, _ := lookup(d, "_id")
-			return done, left, fmt.Errorf("downgrade _id %v: %w", id, err)
+			var ue *version.UpgradeError
+			if errors.As(err, &ue) {
+				return done, left, err // it names the document
+			}
+			raw, _ := bson.Marshal(d)
+			return done, left, fmt.Errorf("downgrade %s document _id=%s: %w", coll, idOf(raw), err)
 		}
 		delta, err := r.registry.DowngradeDeltaFor(coll, d, out, v)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -60,5 +61,21 @@ func TestDeltaForSkipsReadNamesAFilterCannotHold(t *testing.T) {
 	}
 	if guarded["nick.name"] || !guarded["name"] {
 		t.Fatalf("filter %v: want name guarded, nick.name not", d.Filter)
+	}
+}
+
+// TestDowngradeErrorSaysDowngrade: a downgrade step that fails names
+// itself as a downgrade step, once, with the document's _id (down's
+// message said "upgrade" and repeated the _id in another form).
+func TestDowngradeErrorSaysDowngrade(t *testing.T) {
+	fsys := fstest.MapFS{"0001_x.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - rename: {name: full}\n    downgrade:\n      - rename: {full: name.first}\n")}}
+	r, err := version.New(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Downgrade("users", 1, bson.D{{Key: "_id", Value: int32(7)}, {Key: "full", Value: "Ada"}, {Key: "name", Value: "a string"}, {Key: "version", Value: int32(1)}})
+	var ue *version.UpgradeError
+	if !errors.As(err, &ue) || !ue.Down || !strings.HasPrefix(err.Error(), "downgrade users document _id=7 from version 1: 0001_x.yaml downgrade step 1 (rename):") {
+		t.Fatalf("Downgrade: %v", err)
 	}
 }

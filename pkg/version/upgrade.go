@@ -1,6 +1,7 @@
 package version
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -36,11 +37,18 @@ type UpgradeError struct {
 	Step          int // 1-based
 	Op            string
 	Err           error
+	// Down is set when the step is one of the migration's downgrade steps
+	// ([Registry.Downgrade]).
+	Down bool
 }
 
 func (e *UpgradeError) Error() string {
-	return fmt.Sprintf("upgrade %s document %s from version %d: %s step %d (%s): %v",
-		e.Collection, idString(e.ID), e.From, e.File, e.Step, e.Op, e.Err)
+	verb, steps := "upgrade", ""
+	if e.Down {
+		verb, steps = "downgrade", "downgrade "
+	}
+	return fmt.Sprintf("%s %s document %s from version %d: %s %sstep %d (%s): %v",
+		verb, e.Collection, idString(e.ID), e.From, e.File, steps, e.Step, e.Op, e.Err)
 }
 
 func (e *UpgradeError) Unwrap() error { return e.Err }
@@ -303,6 +311,10 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	down.steps, down.missing = l.down, l.missingDown
 	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
 	if err != nil {
+		var ue *UpgradeError
+		if errors.As(err, &ue) {
+			ue.Down = true
+		}
 		return nil, err
 	}
 	if prev := r.Previous(coll, v); prev > 0 {
