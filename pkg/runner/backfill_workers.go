@@ -69,6 +69,9 @@ type rangePlan struct {
 	// From says where the split points came from.
 	From      string    `bson:"from"`
 	CreatedAt time.Time `bson:"createdAt"`
+	// earlier: the plan was stored before this run looked (by an earlier
+	// run, or a process that started first); not stored.
+	earlier bool
 }
 
 func (p *rangePlan) ranges() int { return len(p.Splits) + 1 }
@@ -95,6 +98,7 @@ func (r *Runner) loadRangePlan(ctx context.Context, name string, target int64, o
 	var p rangePlan
 	err := cps.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&p)
 	if err == nil {
+		p.earlier = true
 		return &p, nil
 	}
 	if !errors.Is(err, mongo.ErrNoDocuments) {
@@ -194,10 +198,12 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		return nil, err
 	}
 	var plan *rangePlan
+	resumed := false // ranges planned, walked or begun by an earlier run
 	if !proven {
 		if plan, err = r.loadRangePlan(ctx, name, target, opts); err != nil {
 			return nil, err
 		}
+		resumed = plan.earlier
 		done, err := r.rangesDone(ctx, name, plan)
 		if err != nil {
 			return nil, err
@@ -220,6 +226,7 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 		cb.Batches += t.batches
 		cb.RoundTrips += t.trips
 		cb.DurationMS = time.Since(start).Milliseconds()
+		cb.Resumed = cb.Resumed || resumed
 		if plan != nil {
 			cb.Ranges, cb.RangeSplit = plan.ranges(), plan.From
 		} else if cb.Batches > 0 {

@@ -14,7 +14,8 @@ import (
 // TestBackfillWorkersTotalAfterInterrupt: a --workers run stopped (the
 // context cancelled, as Ctrl-C does) after its k-th batch reports as total
 // every document at the target: those of finished ranges, of the
-// unfinished ones, and of the runs before it.
+// unfinished ones, and of the runs before it; the runs after the first say
+// they resumed.
 func TestBackfillWorkersTotalAfterInterrupt(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")
@@ -47,6 +48,9 @@ func TestBackfillWorkersTotalAfterInterrupt(t *testing.T) {
 		upgraded += c.Upgraded
 		if want := map[bool]string{true: "", false: "interrupted"}[stopAfter == 0]; res.Stopped != want {
 			t.Fatalf("run %d: stopped %q, want %q (%+v)", run, res.Stopped, want, c)
+		}
+		if c.Resumed != (run > 0) {
+			t.Errorf("run %d: resumed %v, want %v: a run after a stopped one resumes its ranges", run, c.Resumed, run > 0)
 		}
 		if n := atTarget(); c.TotalUpgraded != n || upgraded != n {
 			t.Errorf("run %d (stopped after batch %d): totalUpgraded %d, upgraded %d in all runs; %d documents are at the target", run, stopAfter, c.TotalUpgraded, upgraded, n)
