@@ -37,6 +37,16 @@ func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...run
 			return nil, err
 		}
 	}
+	// Invalid files are refused before anything connects (or creates a
+	// sandbox directory, or takes a lock): runner.New would refuse them
+	// the same way, after connecting.
+	rep, err := runner.Lint(fsys, e.cfg.VersionOptions...)
+	if err != nil {
+		return nil, err
+	}
+	if !rep.OK() {
+		return nil, &runner.InvalidFilesError{Report: rep}
+	}
 	db, closeDB, err := e.connect(ctx)
 	if err != nil {
 		return nil, err

@@ -329,7 +329,7 @@ func TestBackfillCommandWorkers(t *testing.T) {
 		}
 	})
 	r = run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--batch", "5", "--workers", "3")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 1 document upgraded to version 4, 60 in all") {
+	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 1 document upgraded to version 4 (resumed), 60 in all") {
 		t.Fatalf("backfill --workers 3 after the fix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := run(t, false, sandboxArgs(dir, "backfill", "--workers", "0")...); r.code != ExitUsage {
