@@ -49,6 +49,21 @@ func downRegistry(t *testing.T) *version.Registry {
 	return r
 }
 
+// downDelta downgrades before from version v and returns the downgrade's
+// guarded write.
+func downDelta(t *testing.T, r *version.Registry, before bson.D, v int64) version.Delta {
+	t.Helper()
+	after, err := r.Downgrade("users", v, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.DowngradeDeltaFor("users", before, after, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // The downgrade of users 2 reads contact and leaves it alone: its write
 // guards contact at its value as read (and email, the copy's target,
 // which it left alone too), besides what DeltaOf guards. DeltaOf alone
@@ -56,14 +71,7 @@ func downRegistry(t *testing.T) *version.Registry {
 func TestDowngradeDeltaForGuardsWhatTheDowngradeReads(t *testing.T) {
 	r := downRegistry(t)
 	before := ext(t, `{"_id": 1, "email": "a@x", "contact": {"email": "a@x"}, "note": "n", "version": 2}`)
-	after, err := r.Downgrade("users", 2, before)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := r.DowngradeDeltaFor("users", before, after, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := downDelta(t, r, before, 2)
 	wantFilter := `{"_id":1,"version":{"$eq":2,"$not":{"$type":"array"}},"_mongomig_step":{"$exists":false},"contact":{"$eq":{"email":"a@x"},"$not":{"$type":"array"}},"email":{"$eq":"a@x","$not":{"$type":"array"}}}`
 	if got := js(d.Filter); got != wantFilter {
 		t.Errorf("filter\n got %s\nwant %s", got, wantFilter)
@@ -71,7 +79,7 @@ func TestDowngradeDeltaForGuardsWhatTheDowngradeReads(t *testing.T) {
 	if got, want := js(d.Update), `{"$unset":{"version":""}}`; got != want {
 		t.Errorf("update %s, want %s", got, want)
 	}
-	if _, err := r.DowngradeDeltaFor("users", before, after, 4); err == nil || !strings.Contains(err.Error(), "migration 4 declares no downgrade for users") {
+	if _, err := r.DowngradeDeltaFor("users", before, before, 4); err == nil || !strings.Contains(err.Error(), "migration 4 declares no downgrade for users") {
 		t.Errorf("a version without a downgrade: %v", err)
 	}
 }
@@ -81,14 +89,7 @@ func TestDowngradeDeltaForGuardsWhatTheDowngradeReads(t *testing.T) {
 func TestDowngradeDeltaForGuardsEveryFieldAfterAFunc(t *testing.T) {
 	r := downRegistry(t)
 	before := ext(t, `{"_id": 1, "name": {"first": "Ada", "last": "L"}, "nickname": "ada", "version": 3}`)
-	after, err := r.Downgrade("users", 3, before)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := r.DowngradeDeltaFor("users", before, after, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := downDelta(t, r, before, 3)
 	wantFilter := `{"_id":1,"name":{"$eq":{"first":"Ada","last":"L"},"$not":{"$type":"array"}},"version":{"$eq":3,"$not":{"$type":"array"}},"_mongomig_step":{"$exists":false},"nickname":{"$eq":"ada","$not":{"$type":"array"}}}`
 	if got := js(d.Filter); got != wantFilter {
 		t.Errorf("filter\n got %s\nwant %s", got, wantFilter)
@@ -163,14 +164,7 @@ func TestDowngradeWriteInterleavings(t *testing.T) {
 func TestDowngradeDeltaForSkipsNamesAFilterCannotHold(t *testing.T) {
 	r := downRegistry(t)
 	before := bson.D{{Key: "_id", Value: int32(1)}, {Key: "a.b", Value: int32(1)}, {Key: "$x", Value: int32(2)}, {Key: "name", Value: bson.D{{Key: "first", Value: "A"}, {Key: "last", Value: "L"}}}, {Key: "version", Value: int32(3)}}
-	after, err := r.Downgrade("users", 3, before)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := r.DowngradeDeltaFor("users", before, after, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := downDelta(t, r, before, 3)
 	for _, e := range d.Filter {
 		if e.Key == "a.b" || e.Key == "$x" {
 			t.Errorf("filter %s guards %q", js(d.Filter), e.Key)

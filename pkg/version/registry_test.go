@@ -349,14 +349,7 @@ func newRegistryForFuzz() (*version.Registry, error) {
 func TestDeltaForGuardsEveryFieldAfterAFunc(t *testing.T) {
 	r := newRegistry(t)
 	before := bson.D{{Key: "_id", Value: int32(1)}, {Key: "name", Value: "Ada Lovelace"}, {Key: "nickname", Value: "ada"}, {Key: "version", Value: int32(2)}}
-	after, changed, err := r.Upgrade("users", before)
-	if err != nil || !changed {
-		t.Fatalf("upgrade: %v %v", changed, err)
-	}
-	d, err := r.DeltaFor("users", before, after)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := upDelta(t, r, before)
 	var nick any
 	for _, e := range d.Filter {
 		if e.Key == "nickname" {

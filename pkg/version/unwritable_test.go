@@ -47,14 +47,7 @@ func TestDeltaRefusesNamesAnUpdateCannotWrite(t *testing.T) {
 func TestDeltaForSkipsReadNamesAFilterCannotHold(t *testing.T) {
 	r := newRegistry(t)
 	before := bson.D{{Key: "_id", Value: int32(1)}, {Key: "name", Value: "Ada Lovelace"}, {Key: "nick.name", Value: "ada"}, {Key: "version", Value: int32(2)}}
-	after, changed, err := r.Upgrade("users", before)
-	if err != nil || !changed {
-		t.Fatalf("upgrade: %v %v", changed, err)
-	}
-	d, err := r.DeltaFor("users", before, after)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := upDelta(t, r, before)
 	guarded := map[string]bool{}
 	for _, e := range d.Filter {
 		guarded[e.Key] = true
@@ -78,4 +71,19 @@ func TestDowngradeErrorSaysDowngrade(t *testing.T) {
 	if !errors.As(err, &ue) || !ue.Down || !strings.HasPrefix(err.Error(), "downgrade users document _id=7 from version 1: 0001_x.yaml downgrade step 1 (rename):") {
 		t.Fatalf("Downgrade: %v", err)
 	}
+}
+
+// upDelta upgrades before, a users document, and returns the upgrade's
+// guarded write-back.
+func upDelta(t *testing.T, r *version.Registry, before bson.D) version.Delta {
+	t.Helper()
+	after, changed, err := r.Upgrade("users", before)
+	if err != nil || !changed {
+		t.Fatalf("upgrade: %v %v", changed, err)
+	}
+	d, err := r.DeltaFor("users", before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
