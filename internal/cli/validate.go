@@ -45,7 +45,7 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 	if len(names) == 0 {
 		names = reportedCollections(s.runner.Migrations(), false)
 	}
-	if err := refuseMissingFuncs(s.runner, names, runner.Latest, "validate"); err != nil {
+	if err := s.runner.RefuseMissingFuncs(names, runner.Latest, "validate", "check"); err != nil {
 		return err
 	}
 	opts := rs.options(e.progress())

@@ -203,9 +203,8 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 		}
 		// Refuse before reading anything: a document below a func step this
 		// program lacks could only be listed as a failure.
-		if miss := r.registry.MissingFuncs(n); len(miss) > 0 {
-			return nil, fmt.Errorf("%w: %s: %s declares `func: %s`, which this mongomig binary does not have; build your own with pkg/command and version.WithFunc(%q, ...) (see docs/lazy-upgrades.md), and run its backfill; nothing was read",
-				ErrFuncMissing, n, miss[0].File, miss[0].Func, miss[0].Func)
+		if err := r.RefuseMissingFuncs([]string{n}, Latest, "backfill", "upgrade"); err != nil {
+			return nil, err
 		}
 	}
 	opts, err = r.backfillOptions(ctx, opts)

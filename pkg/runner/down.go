@@ -182,8 +182,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 				return nil, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
 			}
 			if fn := r.registry.MissingDowngradeFunc(c.Name, m.Version); n > 0 && fn != "" {
-				return nil, fmt.Errorf("%w: cannot revert %s: %d %s documents need its downgrade, which declares `func: %s`, a function this mongomig binary does not have; build your own with pkg/command and version.WithFunc(%q, ...) (see docs/lazy-upgrades.md) and run its down (nothing was changed)",
-					ErrFuncMissing, m.File, n, c.Name, fn, fn)
+				return nil, funcMissing(c.Name, m.File+"'s downgrade", fn, "down", fmt.Sprintf("cannot revert it: the documents at version %d or above (%d) need that downgrade", m.Version, n), "changed")
 			}
 			if n > 0 {
 				t.downs = append(t.downs, downgrade{coll: c.Name, from: m.Version, to: r.registry.Previous(c.Name, m.Version), count: n})
