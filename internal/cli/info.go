@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/urfave/cli/v2"
-
-	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func infoCommand(e *env) *cli.Command {
@@ -31,7 +30,7 @@ func (e *env) runInfo(ctx context.Context) error {
 		return err
 	}
 	defer closeDB()
-	r, err := runner.Probe(ctx, db)
+	r, err := probe.Probe(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -46,7 +45,7 @@ func (e *env) runInfo(ctx context.Context) error {
 	return nil
 }
 
-func renderInfo(o *output, r *runner.ServerReport) {
+func renderInfo(o *output, r *probe.ServerReport) {
 	s := r.Server
 	server := "MongoDB " + s.Version
 	switch s.FerretDBVersion {
@@ -66,7 +65,7 @@ func renderInfo(o *output, r *runner.ServerReport) {
 	o.printf("%s\n", o.bold("capabilities"))
 	caps := []struct {
 		name string
-		c    runner.Capability
+		c    probe.Capability
 	}{
 		{"validators", r.Capabilities.Validators},
 		{"$jsonSchema queries", r.Capabilities.JSONSchemaQueries},

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // TestInfoSaysNotPermitted: a capability the server refused to probe for
@@ -14,12 +14,12 @@ import (
 // 8000 is tested in pkg/runner; the sandbox has no users to refuse.)
 func TestInfoSaysNotPermitted(t *testing.T) {
 	var out, errb bytes.Buffer
-	r := &runner.ServerReport{Database: "app"}
+	r := &probe.ServerReport{Database: "app"}
 	r.Server.Version = "8.0.4"
-	r.Capabilities.Validators = runner.Capability{NotPermitted: true, Code: 8000, Reason: "collMod with validator not permitted (code 8000): user is not allowed to do action [collMod]"}
-	r.Capabilities.Transactions = runner.Capability{NotPermitted: true, Code: 13, Reason: "transaction not permitted (code 13): not authorized"}
-	r.Capabilities.PipelineUpdates = runner.Capability{Reason: "pipeline update refused: not implemented"}
-	r.Capabilities.JSONSchemaQueries = runner.Capability{Available: true}
+	r.Capabilities.Validators = probe.Capability{NotPermitted: true, Code: 8000, Reason: "collMod with validator not permitted (code 8000): user is not allowed to do action [collMod]"}
+	r.Capabilities.Transactions = probe.Capability{NotPermitted: true, Code: 13, Reason: "transaction not permitted (code 13): not authorized"}
+	r.Capabilities.PipelineUpdates = probe.Capability{Reason: "pipeline update refused: not implemented"}
+	r.Capabilities.JSONSchemaQueries = probe.Capability{Available: true}
 	renderInfo(&output{out: &out, err: &errb}, r)
 	for _, want := range []string{
 		"validators           not permitted (code 8000)  collMod with validator not permitted",

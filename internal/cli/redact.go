@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // Credentials a MongoDB connection string can carry (the driver's
@@ -253,7 +253,7 @@ func pathUnescape(s string) string {
 // uri and without what the server leaks of its implementation (FerretDB's
 // Go stack frames and value dumps).
 func cleanMessage(msg, uri string) string {
-	return escapeControls(runner.TrimServerInternals(redactErr(msg, uri)))
+	return escapeControls(probe.TrimServerInternals(redactErr(msg, uri)))
 }
 
 // escapeControls writes the control characters of msg other than newline

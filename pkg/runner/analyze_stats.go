@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -88,7 +89,7 @@ func (l *largest) add(id bson.RawValue, size int64) {
 	if len(l.docs) == l.n && size <= l.docs[len(l.docs)-1].Bytes {
 		return
 	}
-	d := DocumentSize{ID: extJSONOf(id), Bytes: size}
+	d := DocumentSize{ID: bsonx.ExtJSONOf(id), Bytes: size}
 	i := sort.Search(len(l.docs), func(i int) bool { return l.docs[i].Bytes < size })
 	l.docs = append(l.docs, DocumentSize{})
 	copy(l.docs[i+1:], l.docs[i:])
@@ -131,7 +132,7 @@ func (v *versionCounts) add(doc bson.Raw, field string) {
 		v.versions[n]++
 		return
 	}
-	key := string(extJSONOf(rv))
+	key := string(bsonx.ExtJSONOf(rv))
 	if _, seen := v.invalid[key]; !seen && len(v.invalid) >= maxVersions {
 		key = `"..."`
 	}

@@ -2,34 +2,34 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// Server error codes mongomig reacts to.
-const (
-	codeNamespaceNotFound     = 26
-	codeIndexNotFound         = 27
-	codeNamespaceExists       = 48
-	codeIndexOptionsConflict  = 85
-	codeIndexKeySpecsConflict = 86
-)
-
-func hasCode(err error, codes ...int) bool {
-	var se mongo.ServerError
-	if !errors.As(err, &se) {
-		return false
+// commandFailure is what a failed command's error says of the server's
+// answer: serverMessage, except for a unique index that cannot be built
+// because documents share a key, which is said in mongomig's words with
+// the way to list them (up's dry run predicts its builds; down's does not).
+// MongoDB answers DuplicateKey ("E11000 duplicate
+// key error ...", jstests/core/uniqueness.js), whose text is kept for the
+// key it quotes; FerretDB v1 answers code 1 with SQLite's "UNIQUE
+// constraint failed: index 'customers_c09344de_mail_1' (2067)"
+// (serverCode), dropped: it names a table, not the index.
+func commandFailure(err error, c Command, direction string) string {
+	if c.Name != "createIndexes" || probe.ServerCode(err) != probe.CodeDuplicateKey {
+		return probe.ServerMessage(err)
 	}
-	for _, c := range codes {
-		if se.HasErrorCode(c) {
-			return true
-		}
+	msg := fmt.Sprintf("index %s on %s cannot be built: documents share a key", c.Index, c.Collection)
+	if direction == "up" {
+		msg += " (run `mongomig up --dry-run` to list them)"
 	}
-	return false
+	if probe.HasCode(err, probe.CodeDuplicateKey) {
+		msg += "; the server: " + probe.ServerMessage(err)
+	}
+	return msg
 }
 
 // Outcome of one command.
@@ -99,10 +99,10 @@ func describeCommand(c Command) string {
 }
 
 func conflictHint(err error, c Command) string {
-	if c.Name == "createIndexes" && hasCode(err, codeIndexOptionsConflict, codeIndexKeySpecsConflict) {
+	if c.Name == "createIndexes" && probe.HasCode(err, probe.CodeIndexOptionsConflict, probe.CodeIndexKeySpecsConflict) {
 		return fmt.Sprintf("an index with the name %q or the same keys already exists with other options; drop it first (indexes.drop in this or an earlier migration) or give the new index another name", c.Index)
 	}
-	if IsNotSupported(err) {
+	if probe.IsNotSupported(err) {
 		return "the server does not implement this command or one of its options (see `mongomig info`)"
 	}
 	return ""
@@ -117,20 +117,20 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 	switch {
 	case err == nil:
 		return CommandResult{Command: c, Outcome: OutcomeOK}, nil
-	case c.Name == "create" && hasCode(err, codeNamespaceExists):
+	case c.Name == "create" && probe.HasCode(err, probe.CodeNamespaceExists):
 		return r.run(ctx, collModCommand(c.Collection, c.Doc[1:]))
-	case c.Name == "collMod" && hasCode(err, codeNamespaceNotFound):
+	case c.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):
 		return r.run(ctx, createCommand(c.Collection, c.Doc[1:]))
-	case (c.Name == "create" || c.Name == "collMod") && IsNotSupported(err):
-		note := fmt.Sprintf("the server refused %s with a validator (%s): the validator is enforced client-side only", c.Name, serverMessage(err))
+	case (c.Name == "create" || c.Name == "collMod") && probe.IsNotSupported(err):
+		note := fmt.Sprintf("the server refused %s with a validator (%s): the validator is enforced client-side only", c.Name, probe.ServerMessage(err))
 		if c.Name == "create" {
 			plain := createCommand(c.Collection, nil)
-			if perr := r.db.RunCommand(ctx, plain.Doc).Err(); perr != nil && !hasCode(perr, codeNamespaceExists) {
+			if perr := r.db.RunCommand(ctx, plain.Doc).Err(); perr != nil && !probe.HasCode(perr, probe.CodeNamespaceExists) {
 				return CommandResult{}, fmt.Errorf("create %s without validator: %w", c.Collection, perr)
 			}
 		}
 		return CommandResult{Command: c, Outcome: OutcomeClientSide, Note: note}, nil
-	case c.Name == "dropIndexes" && hasCode(err, codeIndexNotFound, codeNamespaceNotFound):
+	case c.Name == "dropIndexes" && probe.HasCode(err, probe.CodeIndexNotFound, probe.CodeNamespaceNotFound):
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
 	}
 	return CommandResult{}, err

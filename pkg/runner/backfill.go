@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"sync"
 	"time"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -72,7 +73,7 @@ type BackfillOptions struct {
 	// writeTurn, if set, is held by a worker while it writes a batch.
 	writeTurn *sync.Mutex
 	// guarded is the server's GuardedWrites capability (or forced).
-	guarded Capability
+	guarded probe.Capability
 	// ferretDB: the server is FerretDB.
 	ferretDB bool
 }
@@ -192,7 +193,7 @@ func (r *Runner) Backfill(ctx context.Context, opts BackfillOptions) (*BackfillR
 	applied := maxApplied(ledger)
 	for _, n := range names {
 		if r.registry.Current(n) == 0 {
-			return nil, fmt.Errorf("%w: %s has no upgrades in the migration files: nothing to backfill (%s)", ErrUnknownCollection, n, knownList(r.registry.Collections()))
+			return nil, fmt.Errorf("%w: %s has no upgrades in the migration files: nothing to backfill (%s)", ErrUnknownCollection, n, bsonx.KnownList(r.registry.Collections()))
 		}
 		// Upgrading documents past the applied migrations would hand the
 		// running application (which only knows those) documents newer
@@ -255,7 +256,7 @@ func (r *Runner) backfillOptions(ctx context.Context, opts BackfillOptions) (Bac
 	if opts.Batch <= 0 {
 		opts.Batch = DefaultBackfillBatch
 	}
-	info, err := serverInfo(ctx, r.db)
+	info, err := probe.Server(ctx, r.db)
 	if err != nil {
 		return opts, err
 	}
@@ -274,12 +275,12 @@ func (r *Runner) backfillOptions(ctx context.Context, opts BackfillOptions) (Bac
 	}
 	// Workers share the rate (see walkRange).
 	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
-	opts.guarded = guardedWrites(info)
+	opts.guarded = probe.GuardedWrites(info)
 	if opts.rangesPerWorker == 0 {
 		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
 	}
 	if opts.AlwaysGuard {
-		opts.guarded = Capability{Available: true}
+		opts.guarded = probe.Capability{Available: true}
 	}
 	if !opts.guarded.Available {
 		r.cfg.events(Event{Kind: EventBackfillUnguarded, Message: "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + opts.guarded.Reason +
@@ -350,7 +351,7 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 	}
 	failed := map[string]*FailureGroup{}
 	defer func() {
-		cb.Failed = failureList(failed)
+		cb.Failed = bsonx.FailureList(failed)
 		cb.TotalUpgraded = cp.Upgraded
 		cb.DurationMS = time.Since(start).Milliseconds()
 	}()
@@ -365,17 +366,6 @@ func (r *Runner) backfillCollection(ctx context.Context, name string, opts Backf
 		return cb, halt(ctx, stop, stopped, save)
 	}
 	return cb, w.finish(ctx, resumed, resumeFrom, stopped)
-}
-
-// failureList is failed's groups, trimmed, in the order of their messages.
-func failureList(failed map[string]*FailureGroup) []FailureGroup {
-	var out []FailureGroup
-	for _, g := range failed {
-		g.trim()
-		out = append(out, *g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Message < out[j].Message })
-	return out
 }
 
 // halt ends a walk that stopped early (stop: "interrupted" or "deadline"):

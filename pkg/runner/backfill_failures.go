@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -29,8 +30,8 @@ func backfillFailure(err error) (rule, key, msg string) {
 		msg = "the upgraded document fails the validator: " + invalidSummary(ie)
 		return "validator", msg, msg
 	}
-	key = upgradeMessageWith(err, func(string) string { return "…" })
-	msg = upgradeMessageWith(err, func(found string) string { return "e.g. " + excerpt(found, maxValueExcerpt) })
+	key = bsonx.UpgradeMessageWith(err, func(string) string { return "…" })
+	msg = bsonx.UpgradeMessageWith(err, func(found string) string { return "e.g. " + excerpt(found, maxValueExcerpt) })
 	return "upgrade", key, msg
 }
 
@@ -64,71 +65,11 @@ type refusal struct {
 	err   error
 }
 
-// Server error codes of a write statement that refuse the command rather
-// than the statement's document: no other document would fare better, so
-// the backfill stops instead of listing every document as failed.
-var commandCodes = []int{
-	13,    // Unauthorized
-	50,    // MaxTimeMSExpired
-	262,   // ExceededTimeLimit
-	8000,  // AtlasError: Atlas's answer to an action the user may not take
-	11601, // Interrupted
-}
-
-// refusesDocument reports whether a write statement's error code says the
-// server refused that statement's document (a duplicate key, a failed
-// validator, a document grown too large): the document is a failure of
-// the backfill and the other documents are written. 0 (no server code),
-// transient codes (see transientCodes) and commandCodes do not.
-func refusesDocument(code int) bool {
-	return code != 0 && !slices.Contains(transientCodes, code) && !slices.Contains(commandCodes, code)
-}
-
-// serverCode is the code the server gave a single write's error: its write
-// error's (a bulk write's, or a single write's), or its command error's.
-// FerretDB answers a duplicate key of an update with the command error 1
-// InternalError: 11000 is given in its place; any other code 1 is internal
-// to the server, not the document's: 0. 0 if err is not the server's
-// answer.
-func serverCode(err error) int {
-	var w mongo.WriteError
-	if errors.As(err, &w) {
-		return w.Code
-	}
-	var we mongo.WriteException
-	if errors.As(err, &we) {
-		if we.WriteConcernError != nil || len(we.WriteErrors) != 1 {
-			return 0
-		}
-		return we.WriteErrors[0].Code
-	}
-	var ce mongo.CommandError
-	if !errors.As(err, &ce) {
-		return 0
-	}
-	if ce.Code == 1 {
-		if ferretUniqueIndex.MatchString(ce.Message) {
-			return codeDuplicateKey
-		}
-		return 0
-	}
-	return int(ce.Code)
-}
-
-const (
-	codeDuplicateKey              = 11000
-	codeDocumentValidationFailure = 121
-)
-
 var (
 	// MongoDB's duplicate key message (buildDupKeyErrorStatus in
 	// src/mongo/db/storage/index_entry_comparison.cpp): "E11000 duplicate
 	// key error collection: <ns> index: <name> dup key: { <field>: <value> }".
 	mongoDupIndex = regexp.MustCompile(`index: (\S+) dup key: (.*)$`)
-	// FerretDB v1's (SQLite backend): "... UNIQUE constraint failed: index
-	// '<table>_<index>'", the table being "<collection in lower case>_<8
-	// hex digits>".
-	ferretUniqueIndex = regexp.MustCompile(`UNIQUE constraint failed: index '([^']+)'`)
 )
 
 // refuse records the documents of refused (statements of the models whose
@@ -142,7 +83,7 @@ func refuse(failed map[string]*FailureGroup, coll string, ids bson.A, refused []
 			failed[key] = g
 		}
 		raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: ids[rf.index]}})
-		g.add(idOf(raw))
+		g.Add(bsonx.IDOf(raw))
 	}
 }
 
@@ -169,22 +110,22 @@ func without(ids bson.A, refused []refusal) bson.A {
 // a value; msg quotes at most an excerpt of a value.
 func writeFailure(coll string, err error) (rule, key, msg string) {
 	const next = "; it is not written: fix the documents (or the upgrade, or the index), then run backfill again"
-	code, text := serverCode(err), err.Error()
+	code, text := probe.ServerCode(err), err.Error()
 	var we mongo.WriteError
 	if errors.As(err, &we) {
 		text = we.Message
 	}
 	switch code {
-	case codeDuplicateKey:
+	case probe.CodeDuplicateKey:
 		index, value := "a unique index", ""
 		if m := mongoDupIndex.FindStringSubmatch(text); m != nil {
 			index, value = "unique index "+m[1], " (e.g. "+dupKeyExcerpt(m[2])+")"
-		} else if m := ferretUniqueIndex.FindStringSubmatch(text); m != nil {
+		} else if m := probe.FerretUniqueIndex.FindStringSubmatch(text); m != nil {
 			index = "unique index " + ferretIndexName(coll, m[1])
 		}
 		key = "the upgraded document has the same key as another document in " + index
 		return "duplicate key", key + next, key + value + next
-	case codeDocumentValidationFailure:
+	case probe.CodeDocumentValidationFailure:
 		msg = "the server's validator refuses the upgraded document (DocumentValidationFailure)" + next
 		return "server validator", msg, msg
 	}

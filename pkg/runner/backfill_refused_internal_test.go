@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -45,8 +46,8 @@ func TestWriteFailureWording(t *testing.T) {
 		{mongo.WriteException{WriteErrors: []mongo.WriteError{{Code: 11000}}, WriteConcernError: &mongo.WriteConcernError{Code: 64}}, false},
 		{errors.New("client-side"), false},
 	} {
-		if got := refusesDocument(serverCode(tc.err)); got != tc.want {
-			t.Errorf("refusesDocument(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := probe.RefusesDocument(probe.ServerCode(tc.err)); got != tc.want {
+			t.Errorf("probe.RefusesDocument(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -167,21 +168,21 @@ func TestBackfillRefusedWriteStopsOnLostLease(t *testing.T) {
 func TestBackfillRefusedWriteMongoDB(t *testing.T) {
 	sandboxtest.MongoDB(t, "mongomig_test_refused", "the writeErrors of a bulk write need MongoDB (the sandbox fails the whole bulk write: TestBackfillRefusedWriteIsAFailure)")
 	ctx := context.Background()
-	rec := &recorder{}
-	db := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.monitor())).Database("mongomig_test_refused")
+	rec := &cmdlog.Recorder{}
+	db := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.Monitor())).Database("mongomig_test_refused")
 	ids := insertPeople(t, db)
 	r := newRunner(t, db, handleFS)
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := len(rec.named("update"))
+	before := len(rec.Named("update"))
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: people + 1, ClientSide: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkRefused(t, db, res, ids, people-1)
 	var sent []int
-	for _, cmd := range rec.named("update")[before:] {
+	for _, cmd := range rec.Named("update")[before:] {
 		if cmd.Lookup("update").StringValue() == "people" {
 			sent = append(sent, len(mustArray(t, cmd.Lookup("updates"))))
 		}

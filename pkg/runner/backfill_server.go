@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -63,7 +64,7 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 		if errors.Is(err, ErrLockLost) {
 			return "", err // not the server's refusal: the run stops
 		}
-		if transient(err) {
+		if probe.Transient(err) {
 			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)
 		}
 		// The server refused an update for some document: the client path

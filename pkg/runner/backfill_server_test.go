@@ -25,7 +25,7 @@ import (
 func TestBackfillServerSideBounded(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	before := len(rec.named("update"))
+	before := len(rec.Named("update"))
 	var progress []int64
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}, Batch: 15, ServerSide: true,
 		Progress: func(p runner.BackfillProgress) { progress = append(progress, p.Upgraded) }})
@@ -37,7 +37,7 @@ func TestBackfillServerSideBounded(t *testing.T) {
 		t.Fatalf("result %+v", c)
 	}
 	ranges := map[string]bool{}
-	for _, cmd := range rec.named("update")[before:] {
+	for _, cmd := range rec.Named("update")[before:] {
 		if cmd.Lookup("update").StringValue() != "users" {
 			continue
 		}

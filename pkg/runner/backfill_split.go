@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -63,10 +64,10 @@ func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opt
 	if err == nil {
 		return splits, fmt.Sprintf("quantiles of a $sample of %d _ids", ranges*splitSamplesPerRange), nil
 	}
-	if !IsNotSupported(err) {
+	if !probe.IsNotSupported(err) {
 		return nil, "", fmt.Errorf("sample the _ids of %s: %w", name, err)
 	}
-	refused := serverMessage(err)
+	refused := probe.ServerMessage(err)
 	if splits, err = r.scannedSplits(ctx, coll, target, per); err != nil {
 		return nil, "", err
 	}
@@ -74,7 +75,7 @@ func (r *Runner) splitPoints(ctx context.Context, name string, target int64, opt
 }
 
 // rangesPerWorker is the default BackfillOptions.rangesPerWorker.
-func rangesPerWorker(guarded Capability) int {
+func rangesPerWorker(guarded probe.Capability) int {
 	if !guarded.Available {
 		return 1
 	}

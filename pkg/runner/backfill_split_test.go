@@ -10,20 +10,21 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // splitCommands returns the aggregate commands on items that ask for a
 // $sample, and the finds on items that read _ids only (the exact split).
-func splitCommands(t *testing.T, rec *recorder) (samples, idScans []bson.Raw) {
+func splitCommands(t *testing.T, rec *cmdlog.Recorder) (samples, idScans []bson.Raw) {
 	t.Helper()
-	for _, c := range rec.named("aggregate") {
+	for _, c := range rec.Named("aggregate") {
 		if c.Lookup("aggregate").StringValue() == "items" && strings.Contains(c.Lookup("pipeline").String(), "$sample") {
 			samples = append(samples, c)
 		}
 	}
-	for _, c := range rec.named("find") {
+	for _, c := range rec.Named("find") {
 		if c.Lookup("find").StringValue() == "items" && c.Lookup("projection").String() == `{"_id": {"$numberInt":"1"}}` {
 			idScans = append(idScans, c)
 		}
@@ -57,9 +58,9 @@ func rangeCheckpoints(t *testing.T, db *mongo.Database) []string {
 // reading every _id below the target, and says so in the result.
 func TestBackfillSplitPointsSandbox(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	insertItems(t, db, 300)
 	r := counterRunner(t, db)
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 10, Workers: 3})
@@ -91,8 +92,8 @@ func TestBackfillSplitPointsSandbox(t *testing.T) {
 // quantiles of one $sample of the _ids; no _id is read in order.
 func TestBackfillSplitPointsMongoDB(t *testing.T) {
 	uriDB := sandboxtest.MongoDB(t, "mongomig_test_split", "the sandbox has no $sample (TestBackfillSplitPointsSandbox pins the command and the fallback)")
-	rec := &recorder{}
-	client := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.monitor()))
+	rec := &cmdlog.Recorder{}
+	client := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.Monitor()))
 	db := client.Database(uriDB.Name())
 	ctx := context.Background()
 	insertItems(t, db, 3000)
@@ -122,9 +123,9 @@ func TestBackfillSplitPointsMongoDB(t *testing.T) {
 // target and walks the collection only when some are.
 func TestBackfillWorkersCleanUp(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	insertItems(t, db, 200)
 	r := counterRunner(t, db)
 	cps := db.Collection(runner.BackfillCollection)
@@ -149,7 +150,7 @@ func TestBackfillWorkersCleanUp(t *testing.T) {
 	if n, err := cps.CountDocuments(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{"items", "itemsold$range$1$0"}}}}}); err != nil || n != 2 {
 		t.Errorf("the collection's checkpoint or another collection's range removed (%d of 2 left, %v)", n, err)
 	}
-	finds, inserts := len(rec.named("find")), len(rec.named("insert"))
+	finds, inserts := len(rec.Named("find")), len(rec.Named("insert"))
 	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10, Workers: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestBackfillWorkersCleanUp(t *testing.T) {
 	}
 	itemFinds := func(since int) []string {
 		var out []string
-		for _, c := range rec.named("find")[since:] {
+		for _, c := range rec.Named("find")[since:] {
 			if c.Lookup("find").StringValue() == "items" {
 				out = append(out, c.Lookup("filter").String())
 			}
@@ -170,7 +171,7 @@ func TestBackfillWorkersCleanUp(t *testing.T) {
 	if f := itemFinds(finds); len(f) != 0 {
 		t.Errorf("rerun read items with %d finds, want none: %v", len(f), f)
 	}
-	for _, c := range rec.named("insert")[inserts:] {
+	for _, c := range rec.Named("insert")[inserts:] {
 		if c.Lookup("insert").StringValue() == runner.BackfillCollection {
 			t.Errorf("rerun stored a plan: %s", c)
 		}
@@ -183,7 +184,7 @@ func TestBackfillWorkersCleanUp(t *testing.T) {
 	if _, err := db.Collection("items").InsertOne(ctx, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "i", Value: int32(200)}, {Key: "n", Value: int32(0)}}); err != nil {
 		t.Fatal(err)
 	}
-	finds = len(rec.named("find"))
+	finds = len(rec.Named("find"))
 	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10, Workers: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -204,9 +205,9 @@ func TestBackfillWorkersCleanUp(t *testing.T) {
 // item is upgraded once.
 func TestBackfillWorkersRangesGoneMidRun(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	insertItems(t, db, 200)
 	var afterProof int
 	r := counterRunner(t, db, runner.WithOwner("workers"))
@@ -222,7 +223,7 @@ func TestBackfillWorkersRangesGoneMidRun(t *testing.T) {
 			return
 		}
 		proved = &res.Collections[0]
-		afterProof = len(rec.named("find"))
+		afterProof = len(rec.Named("find"))
 		if left := rangeCheckpoints(t, db); len(left) != 0 {
 			t.Errorf("range checkpoints after the other backfill's proof: %v", left)
 		}
@@ -241,7 +242,7 @@ func TestBackfillWorkersRangesGoneMidRun(t *testing.T) {
 	// After the proof only the other worker (which may have been about to
 	// open its range) walks a range.
 	ranges := 0
-	for _, f := range rec.named("find")[afterProof:] {
+	for _, f := range rec.Named("find")[afterProof:] {
 		if f.Lookup("find").StringValue() == "items" && strings.Contains(f.Lookup("filter").String(), `"_id"`) {
 			ranges++
 		}

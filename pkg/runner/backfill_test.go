@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -95,7 +96,7 @@ func checkItems(t testing.TB, db *mongo.Database, want int) {
 
 // sampleApplied returns a database holding the sample data with every
 // sample migration applied, its command recorder and its runner.
-func sampleApplied(t *testing.T) (*mongo.Database, *recorder, *runner.Runner) {
+func sampleApplied(t *testing.T) (*mongo.Database, *cmdlog.Recorder, *runner.Runner) {
 	t.Helper()
 	return sampleAppliedWith(t, true)
 }
@@ -104,11 +105,11 @@ func sampleApplied(t *testing.T) (*mongo.Database, *recorder, *runner.Runner) {
 // invalid documents first (users 7 and 23 get an email, order 13's qty 0
 // becomes 1), as a team would before a backfill, since a backfill refuses
 // to write an upgrade that fails its validator.
-func sampleAppliedWith(t *testing.T, fixed bool) (*mongo.Database, *recorder, *runner.Runner) {
+func sampleAppliedWith(t *testing.T, fixed bool) (*mongo.Database, *cmdlog.Recorder, *runner.Runner) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	ctx := context.Background()
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func sampleAppliedWith(t *testing.T, fixed bool) (*mongo.Database, *recorder, *r
 func TestBackfillSampleData(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	before := len(rec.named("update"))
+	before := len(rec.Named("update"))
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 500, ClientSide: true})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +143,7 @@ func TestBackfillSampleData(t *testing.T) {
 	// FerretDB caps batches at 50: every update command carries at most 50
 	// statements, and orders (60) took two batches, one read (find, then
 	// getMore on the same cursor) and one write each.
-	for _, cmd := range rec.named("update")[before:] {
+	for _, cmd := range rec.Named("update")[before:] {
 		if n := len(mustArray(t, cmd.Lookup("updates"))); n > runner.FerretDBMaxBatch {
 			t.Errorf("an update command carried %d statements", n)
 		}

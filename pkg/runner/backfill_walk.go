@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -28,7 +30,7 @@ type clientWalk struct {
 	save      func() error
 	saved     *time.Time
 	failed    map[string]*FailureGroup
-	idOnly    bool  // write with _id-only filters (see Capabilities.GuardedWrites)
+	idOnly    bool  // write with _id-only filters (see probe.Capabilities.GuardedWrites)
 	remaining int64 // documents below target when the run began (-1: unknown)
 	// bounds, if set, restricts the walk to an _id range (see backfillWorkers).
 	bounds bson.D
@@ -75,7 +77,7 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 			// last _id written.
 			_ = cur.Close(context.WithoutCancel(ctx))
 			cur = nil
-			if lost++; transient(err) && lost < retryAttempts && ctx.Err() == nil {
+			if lost++; probe.Transient(err) && lost < retryAttempts && ctx.Err() == nil {
 				time.Sleep(retryFirst << min(lost, 5))
 				continue
 			}
@@ -186,7 +188,7 @@ func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 		_ = w.save()
 		return err
 	}
-	if id, ok := lookup(docs[len(docs)-1], "_id"); ok {
+	if id, ok := bsonx.Lookup(docs[len(docs)-1], "_id"); ok {
 		w.cp.LastID = id
 	}
 	if r.hook != nil {

@@ -11,14 +11,15 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // onColl keeps the commands of rec named name that target collection coll.
-func onColl(rec *recorder, name, coll string) []bson.Raw {
+func onColl(rec *cmdlog.Recorder, name, coll string) []bson.Raw {
 	var out []bson.Raw
-	for _, c := range rec.named(name) {
+	for _, c := range rec.Named(name) {
 		if s, ok := c.Lookup(name).StringValueOK(); ok && s == coll {
 			out = append(out, c)
 		}
@@ -31,9 +32,9 @@ func onColl(rec *recorder, name, coll string) []bson.Raw {
 // again, it resumes with one {_id: {$gt: last}} find.
 func TestBackfillOnePass(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	insertItems(t, db, 120)
 	r := counterRunner(t, db)
 	cctx, cancel := context.WithCancel(ctx)
@@ -46,7 +47,7 @@ func TestBackfillOnePass(t *testing.T) {
 	if err != nil || res.Stopped != "interrupted" || res.Collections[0].Upgraded != 50 {
 		t.Fatalf("first run: %+v %v", res, err)
 	}
-	if finds, gets := onColl(rec, "find", "items"), rec.named("getMore"); len(finds) != 1 || len(gets) != 4 {
+	if finds, gets := onColl(rec, "find", "items"), rec.Named("getMore"); len(finds) != 1 || len(gets) != 4 {
 		t.Errorf("5 batches read with %d finds and %d getMores; want 1 find, 4 getMores", len(finds), len(gets))
 	}
 	var cp bson.M
@@ -55,9 +56,7 @@ func TestBackfillOnePass(t *testing.T) {
 	}
 
 	runner.SetHook(r, nil)
-	rec.mu.Lock()
-	rec.cmds = nil
-	rec.mu.Unlock()
+	rec.Reset()
 	res, err = r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
 	if err != nil || !res.Collections[0].Resumed || res.Collections[0].Upgraded != 70 || !res.Collections[0].Proven {
 		t.Fatalf("resumed run: %+v %v", res, err)
@@ -74,7 +73,7 @@ func TestBackfillOnePass(t *testing.T) {
 
 // backfillWrites runs a counter backfill of 30 items and returns the
 // update statements it sent and the events it emitted.
-func backfillWrites(t *testing.T, db *mongo.Database, rec *recorder) ([]bson.Raw, []runner.Event) {
+func backfillWrites(t *testing.T, db *mongo.Database, rec *cmdlog.Recorder) ([]bson.Raw, []runner.Event) {
 	t.Helper()
 	insertItems(t, db, 30)
 	var mu sync.Mutex
@@ -118,9 +117,9 @@ func filterKeys(t *testing.T, stmt bson.Raw) []string {
 // collection scan and is not atomic anyway, every write is filtered on _id
 // alone, and one event says so and why.
 func TestBackfillWritesByCapability(t *testing.T) {
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	stmts, events := backfillWrites(t, db, rec)
 	for _, s := range stmts {
 		if keys := filterKeys(t, s); len(keys) != 1 || keys[0] != "_id" {
@@ -146,8 +145,8 @@ func TestBackfillWritesByCapability(t *testing.T) {
 // changes, the version included), and no notice is emitted.
 func TestBackfillWritesByCapabilityMongoDB(t *testing.T) {
 	uriDB := sandboxtest.MongoDB(t, "mongomig_test_guarded", "FerretDB gets _id-only writes (TestBackfillWritesByCapability)")
-	rec := &recorder{}
-	client := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.monitor()))
+	rec := &cmdlog.Recorder{}
+	client := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.Monitor()))
 	db := client.Database(uriDB.Name())
 	stmts, events := backfillWrites(t, db, rec)
 	for _, s := range stmts {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/gopanic"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -181,7 +183,7 @@ func (t *workerTally) addFailures(failed map[string]*FailureGroup) {
 		}
 		to.Count += g.Count
 		to.ExampleIDs = append(to.ExampleIDs, g.ExampleIDs...)
-		to.trim()
+		to.Trim()
 	}
 }
 
@@ -237,7 +239,7 @@ func (r *Runner) backfillWorkers(ctx context.Context, name string, opts Backfill
 	if t.err != nil || t.stopped != "" {
 		*stopped = t.stopped
 		cb := merge(nil)
-		cb.Failed = failureList(t.failed)
+		cb.Failed = bsonx.FailureList(t.failed)
 		// Every run's ranges, finished or not, and the collection's own
 		// count (read even once ctx is cancelled: a stopped run reports).
 		total, err := r.workersTotal(context.WithoutCancel(ctx), name, target)
@@ -337,7 +339,7 @@ func (r *Runner) runWorkers(ctx context.Context, name string, plan *rangePlan, o
 			var stop string
 			var err error
 			func() {
-				defer recoverTo(&err, fmt.Sprintf("backfill worker %d of %s", wi+1, name))
+				defer gopanic.RecoverTo(&err, fmt.Sprintf("backfill worker %d of %s", wi+1, name))
 				stop, err = r.rangeWorker(ctx, name, plan, wi, opts, deadline, start, t)
 			}()
 			t.mu.Lock()

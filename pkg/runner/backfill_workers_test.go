@@ -13,16 +13,17 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // updatesPerID counts, in the update commands sent since before, the
 // statements filtering on each _id.
-func updatesPerID(t *testing.T, rec *recorder, before int) map[string]int {
+func updatesPerID(t *testing.T, rec *cmdlog.Recorder, before int) map[string]int {
 	t.Helper()
 	per := map[string]int{}
-	for _, cmd := range rec.named("update")[before:] {
+	for _, cmd := range rec.Named("update")[before:] {
 		coll := cmd.Lookup("update").StringValue()
 		if strings.HasPrefix(coll, "mongomig_") {
 			continue // checkpoints and leases
@@ -38,7 +39,7 @@ func updatesPerID(t *testing.T, rec *recorder, before int) map[string]int {
 func TestBackfillWorkersSampleData(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	before := len(rec.named("update"))
+	before := len(rec.Named("update"))
 	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 5, ClientSide: true, Workers: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -115,7 +117,7 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 			scratch, err = r.validateUpgrade(name, up, raw, delta, scratch)
 		}
 		if err == nil && changed {
-			id, _ := lookup(d, "_id")
+			id, _ := bsonx.Lookup(d, "_id")
 			filter := delta.Filter
 			if idOnly {
 				filter = bson.D{{Key: "_id", Value: id}}
@@ -132,7 +134,7 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 				failed[key] = g
 			}
 			raw, _ := bson.Marshal(d)
-			g.add(idOf(raw))
+			g.Add(bsonx.IDOf(raw))
 		}
 	}
 	return models, ids
@@ -165,12 +167,12 @@ func (r *Runner) bulk(ctx context.Context, coll *mongo.Collection, models []mong
 		return res.MatchedCount, nil, nil
 	case fenced != nil:
 		return 0, nil, fenced
-	case transient(err):
+	case probe.Transient(err):
 		return 0, nil, fmt.Errorf("write a batch of %s: %w; nothing is lost: run backfill again, it resumes from the checkpoint", coll.Name(), err)
 	case errors.As(err, &bwe) && bwe.WriteConcernError == nil && len(bwe.WriteErrors) > 0:
 		refused := make([]refusal, 0, len(bwe.WriteErrors))
 		for _, we := range bwe.WriteErrors {
-			if !refusesDocument(we.Code) {
+			if !probe.RefusesDocument(we.Code) {
 				return res.MatchedCount, nil, fmt.Errorf("write a batch of %s: %w; run backfill again once the cause is fixed, it resumes from the checkpoint", coll.Name(), err)
 			}
 			refused = append(refused, refusal{index: we.Index, err: we.WriteError})
@@ -198,15 +200,15 @@ func (r *Runner) bulkOneByOne(ctx context.Context, coll *mongo.Collection, model
 		switch {
 		case err == nil:
 			matched += one.MatchedCount
-		case fenced == nil && !transient(err) && refusesDocument(serverCode(err)):
+		case fenced == nil && !probe.Transient(err) && probe.RefusesDocument(probe.ServerCode(err)):
 			refused = append(refused, refusal{index: i, err: err})
 		case fenced != nil:
 			return matched, refused, fenced
 		default:
-			id, _ := lookup(u.Filter.(bson.D), "_id")
+			id, _ := bsonx.Lookup(u.Filter.(bson.D), "_id")
 			raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: id}})
 			return matched, refused, fmt.Errorf("write the upgraded %s document _id=%s: %w; nothing is lost: run backfill again (once the cause is fixed), it resumes from the checkpoint",
-				coll.Name(), idOf(raw), err)
+				coll.Name(), bsonx.IDOf(raw), err)
 		}
 	}
 	return matched, refused, nil

@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -80,18 +81,18 @@ func TestAllowDriftIsRecorded(t *testing.T) {
 func TestStatusWithoutCountsScansNothing(t *testing.T) {
 	ctx := context.Background()
 	_, rec, r := sampleApplied(t)
-	before := len(rec.named("aggregate"))
+	before := len(rec.Named("aggregate"))
 	st, err := r.StatusOf(ctx, runner.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(rec.named("aggregate")) - before; n != 0 || len(st.Collections) != 4 || st.Collections[0].Documents != nil {
+	if n := len(rec.Named("aggregate")) - before; n != 0 || len(st.Collections) != 4 || st.Collections[0].Documents != nil {
 		t.Fatalf("status without counts ran %d aggregates; collections %+v", n, st.Collections)
 	}
 	if _, err := r.StatusOf(ctx, runner.StatusOptions{Counts: true}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(rec.named("aggregate")) - before; n != 4 {
+	if n := len(rec.Named("aggregate")) - before; n != 4 {
 		t.Errorf("status --counts ran %d aggregates, want one per collection", n)
 	}
 }
@@ -102,20 +103,20 @@ func TestStatusWithoutCountsScansNothing(t *testing.T) {
 // item 7).
 func TestBackfillRefusesMissingFuncBeforeReading(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	fsys := fstest.MapFS{"0001_names.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - func: splitName\n")}}
 	r := newRunner(t, db, fsys)
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := len(rec.named("find"))
+	before := len(rec.Named("find"))
 	_, err := r.Backfill(ctx, runner.BackfillOptions{})
 	if !errors.Is(err, runner.ErrFuncMissing) || !strings.Contains(err.Error(), "func: splitName") || !strings.Contains(err.Error(), "version.WithFunc") {
 		t.Fatalf("Backfill = %v, want ErrFuncMissing naming splitName and the way out", err)
 	}
-	for _, c := range rec.named("find")[before:] {
+	for _, c := range rec.Named("find")[before:] {
 		if c.Lookup("find").StringValue() == "users" {
 			t.Errorf("the refused backfill read users: %s", c)
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -214,10 +215,10 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 				fields = append(fields, bson.E{Key: "validator", Value: v})
 			}
 			if c.ValidationLevel != "" {
-				fields = append(fields, bson.E{Key: "validationLevel", Value: string(orDefault(prev.level, migration.LevelStrict))})
+				fields = append(fields, bson.E{Key: "validationLevel", Value: string(bsonx.OrDefault(prev.level, migration.LevelStrict))})
 			}
 			if c.ValidationAction != "" {
-				fields = append(fields, bson.E{Key: "validationAction", Value: string(orDefault(prev.action, migration.ActionError))})
+				fields = append(fields, bson.E{Key: "validationAction", Value: string(bsonx.OrDefault(prev.action, migration.ActionError))})
 			}
 			cmds = append(cmds, collModCommand(c.Name, fields))
 		}
@@ -234,11 +235,4 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 		}
 	}
 	return cmds, unknown
-}
-
-func orDefault[T ~string](v, def T) T {
-	if v == "" {
-		return def
-	}
-	return v
 }

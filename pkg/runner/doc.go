@@ -28,3 +28,21 @@
 // [LockTimeoutError] and [ErrLockLost]. Results are plain data with JSON
 // tags; progress goes to the [Event] callback. The package never prints.
 package runner
+
+import (
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/gopanic"
+)
+
+// Types shared with the other products, defined below them.
+type (
+	// ExtJSON is a value written as relaxed MongoDB Extended JSON.
+	ExtJSON = bsonx.ExtJSON
+	// FailureGroup is every document failing one rule at one path.
+	FailureGroup = bsonx.FailureGroup
+	// PanicError is a panic recovered in a goroutine the runner started.
+	PanicError = gopanic.PanicError
+)
+
+// MaxExampleIDs is how many _ids a failure group keeps.
+const MaxExampleIDs = bsonx.MaxExampleIDs

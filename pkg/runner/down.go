@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -377,7 +378,7 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64, progre
 				return done, left, err // it names the document
 			}
 			raw, _ := bson.Marshal(d)
-			return done, left, fmt.Errorf("downgrade %s document _id=%s: %w", coll, idOf(raw), err)
+			return done, left, fmt.Errorf("downgrade %s document _id=%s: %w", coll, bsonx.IDOf(raw), err)
 		}
 		delta, err := r.registry.DowngradeDeltaFor(coll, d, out, v)
 		if err != nil {
@@ -394,13 +395,4 @@ func (r *Runner) downgradePass(ctx context.Context, coll string, v int64, progre
 		return done, left, err
 	}
 	return done, left, flush()
-}
-
-func lookup(d bson.D, key string) (any, bool) {
-	for _, e := range d {
-		if e.Key == key {
-			return e.Value, true
-		}
-	}
-	return nil, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // DowngradedDocuments are the documents a revert stopped by an
@@ -111,11 +112,11 @@ func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
 	if n == 0 {
 		return nil
 	}
-	info, err := serverInfo(ctx, r.db)
+	info, err := probe.Server(ctx, r.db)
 	if err != nil {
 		return err
 	}
-	g := guardedWrites(info)
+	g := probe.GuardedWrites(info)
 	if g.Available {
 		return nil
 	}

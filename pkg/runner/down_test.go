@@ -40,9 +40,7 @@ func TestDownRefusesBeforeChangingAnything(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, planErr := r.PlanDown(ctx, 1)
-	rec.mu.Lock()
-	before := len(rec.cmds)
-	rec.mu.Unlock()
+	before := len(rec.All())
 	_, err := r.DownTo(ctx, 1)
 	var de *runner.DowngradeError
 	if !errors.As(err, &de) || de.Collection != "orders" || de.Version != 4 {
@@ -51,9 +49,7 @@ func TestDownRefusesBeforeChangingAnything(t *testing.T) {
 	if !errors.As(planErr, &de) {
 		t.Errorf("PlanDown(1) = %v, want the same refusal", planErr)
 	}
-	rec.mu.Lock()
-	sent := writes(rec.cmds[before:])
-	rec.mu.Unlock()
+	sent := writes(rec.All()[before:])
 	for _, w := range sent {
 		if w != "insert mongomig_lock" && w != "delete mongomig_lock" && w != "update mongomig_lock" {
 			t.Errorf("a refused down sent %s", w)
@@ -75,9 +71,7 @@ func TestDownRefusesWithAnAppliedFileGone(t *testing.T) {
 	fsys := samples(t)
 	delete(fsys, "0002_orders_and_blog.yaml")
 	r2 := newRunner(t, db, fsys, runner.WithAllowDrift(true))
-	rec.mu.Lock()
-	before := len(rec.cmds)
-	rec.mu.Unlock()
+	before := len(rec.All())
 	_, err := r2.DownTo(ctx, 3)
 	var drift *runner.DriftError
 	if !errors.As(err, &drift) {
@@ -86,13 +80,11 @@ func TestDownRefusesWithAnAppliedFileGone(t *testing.T) {
 	if _, err := r2.PlanDown(ctx, 3); !errors.As(err, &drift) {
 		t.Errorf("PlanDown(3) = %v, want the same refusal", err)
 	}
-	rec.mu.Lock()
-	for _, w := range writes(rec.cmds[before:]) {
+	for _, w := range writes(rec.All()[before:]) {
 		if w == "collMod orders" || w == "collMod comments" {
 			t.Errorf("a refused down sent %s", w)
 		}
 	}
-	rec.mu.Unlock()
 }
 
 // TestDownDowngradesDataBeforeValidatorsAndIndexes: reverting 0003 writes
@@ -108,15 +100,11 @@ func TestDownDowngradesDataBeforeValidatorsAndIndexes(t *testing.T) {
 	if _, err := r.DownTo(ctx, 3); err != nil { // 0004 first: it has no users upgrade
 		t.Fatal(err)
 	}
-	rec.mu.Lock()
-	before := len(rec.cmds)
-	rec.mu.Unlock()
+	before := len(rec.All())
 	if _, err := r.DownTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	rec.mu.Lock()
-	cmds := rec.cmds[before:]
-	rec.mu.Unlock()
+	cmds := rec.All()[before:]
 	firstUpdate, firstIndex, lastUpdate := -1, -1, -1
 	for i, c := range cmds {
 		name, _ := c.Elements()

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -130,7 +131,7 @@ func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migr
 			b.MissingAsNull++
 		}
 		if len(b.ExampleIDs) < 5 {
-			b.ExampleIDs = append(b.ExampleIDs, ExtJSON(idOf(cur.Current)))
+			b.ExampleIDs = append(b.ExampleIDs, ExtJSON(bsonx.IDOf(cur.Current)))
 		}
 		if !first.collided {
 			first.collided = true
@@ -139,14 +140,14 @@ func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migr
 			if len(b.Collisions) < MaxCollisions {
 				detailed[key] = len(b.Collisions)
 				b.Collisions = append(b.Collisions, IndexCollision{Key: keyValue(up, idx.Keys), Count: 1,
-					IDs: []ExtJSON{extJSONOf(bson.RawValue{Type: bson.Type(first.firstID[0]), Value: []byte(first.firstID[1:])})}})
+					IDs: []ExtJSON{bsonx.ExtJSONOf(bson.RawValue{Type: bson.Type(first.firstID[0]), Value: []byte(first.firstID[1:])})}})
 			}
 		}
 		if i, ok := detailed[key]; ok {
 			c := &b.Collisions[i]
 			c.Count++
 			if len(c.IDs) < MaxCollisionIDs {
-				c.IDs = append(c.IDs, extJSONOf(id))
+				c.IDs = append(c.IDs, bsonx.ExtJSONOf(id))
 			}
 		}
 	}
@@ -213,7 +214,7 @@ func indexKey(doc bson.D, keys bson.D) (string, bool) {
 // lookupPath finds a dotted path through embedded documents.
 func lookupPath(doc bson.D, path string) (any, bool) {
 	head, rest, nested := strings.Cut(path, ".")
-	v, ok := lookup(doc, head)
+	v, ok := bsonx.Lookup(doc, head)
 	if !ok || !nested {
 		return v, ok
 	}

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -74,14 +75,12 @@ collections:
 	// round trip; the few documents fit in the first batch).
 	predict := func(t *testing.T, docs []any) runner.IndexBuild {
 		t.Helper()
-		rec := &recorder{}
-		db := sandboxtest.Connect(t, sandboxtest.Start(t).URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+		rec := &cmdlog.Recorder{}
+		db := sandboxtest.Connect(t, sandboxtest.Start(t).URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 		if _, err := db.Collection("accounts").InsertMany(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
-		rec.mu.Lock()
-		rec.cmds = nil
-		rec.mu.Unlock()
+		rec.Reset()
 		rep, err := newRunner(t, db, fsys).DryRunReport(ctx, 1, runner.ReportOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +89,7 @@ collections:
 			t.Fatalf("index builds %+v, wouldReject %v", rep.IndexBuilds, rep.WouldReject)
 		}
 		var onAccounts []string
-		for _, c := range rec.cmds {
+		for _, c := range rec.All() {
 			coll, _ := c.Lookup("collection").StringValueOK() // getMore
 			if elems, err := c.Elements(); err == nil && len(elems) > 0 {
 				if name, _ := elems[0].Value().StringValueOK(); name == "accounts" || coll == "accounts" {

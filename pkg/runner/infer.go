@@ -10,7 +10,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // InferOptions configure [Infer].
@@ -246,7 +248,7 @@ func openScan(ctx context.Context, coll *mongo.Collection, n int64) (*mongo.Curs
 	if err == nil {
 		return cur, ReadSample, "", nil
 	}
-	if !IsNotSupported(err) {
+	if !probe.IsNotSupported(err) {
 		return nil, "", "", fmt.Errorf("sample documents: %w", err)
 	}
 	aggErr := err
@@ -254,7 +256,7 @@ func openScan(ctx context.Context, coll *mongo.Collection, n int64) (*mongo.Curs
 	if err != nil {
 		return nil, "", "", fmt.Errorf("read documents: %w", err)
 	}
-	warn := fmt.Sprintf("the server has no $sample (%s): --sample %d read the first %d documents of each collection in _id order, not a uniform sample; documents after them may not match the schema", serverMessage(aggErr), n, n)
+	warn := fmt.Sprintf("the server has no $sample (%s): --sample %d read the first %d documents of each collection in _id order, not a uniform sample; documents after them may not match the schema", probe.ServerMessage(aggErr), n, n)
 	return cur, ReadFirst, warn, nil
 }
 
@@ -283,7 +285,7 @@ func mixedField(f *fieldStats, path string) []MixedType {
 		for _, t := range f.typeNames() {
 			tc := TypeCount{Type: t, Count: f.types[t]}
 			for _, id := range f.examples[t] {
-				tc.ExampleIDs = append(tc.ExampleIDs, extJSONOf(id))
+				tc.ExampleIDs = append(tc.ExampleIDs, bsonx.ExtJSONOf(id))
 			}
 			m.Types = append(m.Types, tc)
 		}

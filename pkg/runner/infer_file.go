@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -28,7 +29,7 @@ type FileOptions struct {
 // the string values of small enums, and the examples asked for
 // ([InferOptions].Examples).
 func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
-	level, action := orDefault(opts.Level, "moderate"), orDefault(opts.Action, "warn")
+	level, action := bsonx.OrDefault(opts.Level, "moderate"), bsonx.OrDefault(opts.Action, "warn")
 	colls := mapping(false)
 	var read []string
 	for _, ic := range inf.Collections {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // ErrUnknownCollection is returned when a collection named by the caller
@@ -68,14 +67,6 @@ func finishing(ctx context.Context) context.Context {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
-}
-
-// knownList names the collections a --collection flag may name.
-func knownList(names []string) string {
-	if len(names) == 0 {
-		return "none does"
-	}
-	return "these do: " + strings.Join(names, ", ")
 }
 
 // interrupted turns the error of a run whose caller's context was

@@ -6,6 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -77,12 +78,12 @@ func upgradeWrites(steps []migration.Step, path string) bool {
 // requiresPath reports whether a {$jsonSchema: ...} validator requires
 // every component of the dotted path.
 func requiresPath(validator bson.D, path string) bool {
-	s, ok := lookupD(validator, "$jsonSchema")
+	s, ok := bsonx.LookupD(validator, "$jsonSchema")
 	if !ok {
 		return false
 	}
 	for _, part := range strings.Split(path, ".") {
-		r, _ := lookup(s, "required")
+		r, _ := bsonx.Lookup(s, "required")
 		req, _ := r.(bson.A)
 		found := false
 		for _, v := range req {
@@ -91,17 +92,10 @@ func requiresPath(validator bson.D, path string) bool {
 		if !found {
 			return false
 		}
-		props, _ := lookupD(s, "properties")
-		if s, ok = lookupD(props, part); !ok {
+		props, _ := bsonx.LookupD(s, "properties")
+		if s, ok = bsonx.LookupD(props, part); !ok {
 			s = nil
 		}
 	}
 	return true
-}
-
-// lookupD is lookup for an embedded document.
-func lookupD(d bson.D, key string) (bson.D, bool) {
-	v, _ := lookup(d, key)
-	sub, ok := v.(bson.D)
-	return sub, ok
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -51,7 +52,7 @@ func defaultConfig() config {
 		wait:         DefaultLockWait,
 		versionField: version.DefaultField,
 		events:       func(Event) {},
-		owner:        fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4)),
+		owner:        fmt.Sprintf("%s-%d-%s", host, os.Getpid(), bsonx.RandomHex(4)),
 		toolVersion:  "dev",
 	}
 }

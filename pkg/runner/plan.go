@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // PlannedMigration is a migration a run would apply or revert, with the
@@ -103,7 +104,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 // serverNotes warns when the server is known to refuse validators. It
 // reads buildInfo only: a dry run creates nothing, not even a probe.
 func (r *Runner) serverNotes(ctx context.Context, p *Plan, ms []*migration.Migration) {
-	info, err := serverInfo(ctx, r.db)
+	info, err := probe.Server(ctx, r.db)
 	if err != nil || info.FerretDBVersion == "" {
 		return
 	}

@@ -13,7 +13,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/gopanic"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/validator"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -37,21 +40,6 @@ type ReportOptions struct {
 	// AllExampleIDs keeps the _id of every failing document instead of
 	// the smallest MaxExampleIDs: memory then grows with the failures.
 	AllExampleIDs bool
-}
-
-// MaxExampleIDs is how many _ids a failure group keeps.
-const MaxExampleIDs = 5
-
-// FailureGroup is every document failing one rule at one path.
-type FailureGroup struct {
-	Path    string `json:"path"`
-	Rule    string `json:"rule"`
-	Message string `json:"message"`
-	Count   int64  `json:"count"`
-	// ExampleIDs are up to MaxExampleIDs _ids (all of them with
-	// [ReportOptions].AllExampleIDs), the smallest in _id order, as relaxed
-	// Extended JSON; JSON output carries them as values ([ExtJSON]).
-	ExampleIDs []string `json:"exampleIds"`
 }
 
 // CollectionReport is one collection's validation report.
@@ -230,7 +218,7 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 	state := stateBefore(r.migrations, name, min(at, math.MaxInt64-1)+1)
 	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
 	if !ok {
-		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, knownList(r.collectionsWithValidators(nil)))
+		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, bsonx.KnownList(r.collectionsWithValidators(nil)))
 	}
 	schema, err := validator.Compile(schemaDoc)
 	if err != nil {
@@ -238,8 +226,8 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 	}
 	cr := &CollectionReport{
 		Collection: name, ValidatorFrom: state.from, Sampled: opts.Sample > 0,
-		ValidationLevel:  string(orDefault(state.level, migration.LevelStrict)),
-		ValidationAction: string(orDefault(state.action, migration.ActionError)),
+		ValidationLevel:  string(bsonx.OrDefault(state.level, migration.LevelStrict)),
+		ValidationAction: string(bsonx.OrDefault(state.action, migration.ActionError)),
 		Versions:         []VersionCount{}, Groups: []FailureGroup{},
 	}
 	coll := r.db.Collection(name)
@@ -309,7 +297,7 @@ func (r *Runner) crossCheck(ctx context.Context, coll *mongo.Collection, schemaD
 	}
 	n, err := coll.CountDocuments(ctx, bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$jsonSchema", Value: schemaDoc}}}}})
 	if err != nil {
-		check.Available, check.Reason = false, serverMessage(err)
+		check.Available, check.Reason = false, probe.ServerMessage(err)
 		return
 	}
 	agrees := n == client
@@ -332,9 +320,9 @@ func (r *Runner) serverCanCount(ctx context.Context, coll *mongo.Collection, sch
 	}
 	var se mongo.ServerError
 	if errors.As(err, &se) {
-		return &ServerCheck{Reason: "the server has no $jsonSchema queries: " + serverMessage(err)}
+		return &ServerCheck{Reason: "the server has no $jsonSchema queries: " + probe.ServerMessage(err)}
 	}
-	return &ServerCheck{Reason: serverMessage(err)}
+	return &ServerCheck{Reason: probe.ServerMessage(err)}
 }
 
 // scan reads the documents with one cursor (a sample: the first N in _id
@@ -378,7 +366,7 @@ func (r *Runner) scan(ctx context.Context, coll *mongo.Collection, opts ReportOp
 func checkDocument(reg *version.Registry, coll string, schema *validator.Schema, raw bson.Raw, rawCheck bool) (res docResult) {
 	defer func() {
 		if res.upgrade != nil || len(res.failures) > 0 {
-			res.id = idOf(raw) // only failing documents need a printable id
+			res.id = bsonx.IDOf(raw) // only failing documents need a printable id
 		}
 	}()
 	if rawCheck {
@@ -403,20 +391,12 @@ func checkDocument(reg *version.Registry, coll string, schema *validator.Schema,
 	return res
 }
 
-func idOf(raw bson.Raw) string {
-	rv, err := raw.LookupErr("_id")
-	if err != nil {
-		return "(no _id)"
-	}
-	return string(extJSONOf(rv))
-}
-
 func versionText(raw bson.Raw, field string) string {
 	rv, err := raw.LookupErr(field)
 	if err != nil {
 		return "(missing)"
 	}
-	return string(extJSONOf(rv))
+	return string(bsonx.ExtJSONOf(rv))
 }
 
 // startCheckers starts n goroutines that check every document of docs
@@ -434,7 +414,7 @@ func startCheckers(n int, docs <-chan bson.Raw, results chan<- docResult, where 
 			for raw := range docs {
 				var perr error
 				res := func() docResult {
-					defer recoverTo(&perr, where)
+					defer gopanic.RecoverTo(&perr, where)
 					return check(raw)
 				}()
 				if perr != nil {

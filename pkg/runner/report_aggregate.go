@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"errors"
-	"fmt"
 	"sort"
 
-	"github.com/mongomig/mongomig/pkg/version"
+	"github.com/mongomig/mongomig/internal/bsonx"
 )
 
 // aggregate folds document results into bounded totals: memory does not
@@ -43,13 +41,13 @@ func (a *aggregate) add(res docResult) {
 	}
 	if res.upgrade != nil {
 		a.failing++
-		msg := upgradeMessage(res.upgrade)
+		msg := bsonx.UpgradeMessage(res.upgrade)
 		g := a.upgrades[msg]
 		if g == nil {
 			g = &FailureGroup{Rule: "upgrade", Message: msg}
 			a.upgrades[msg] = g
 		}
-		g.addLimited(res.id, a.limit)
+		g.AddLimited(res.id, a.limit)
 		return
 	}
 	if len(res.failures) == 0 {
@@ -63,57 +61,7 @@ func (a *aggregate) add(res docResult) {
 			g = &FailureGroup{Path: f.Path, Rule: f.Rule, Message: f.Message}
 			a.groups[key] = g
 		}
-		g.addLimited(res.id, a.limit)
-	}
-}
-
-// upgradeMessage words an upgrade failure without the document's _id, so
-// documents failing the same way share one group.
-func upgradeMessage(err error) string {
-	return upgradeMessageWith(err, func(found string) string { return found })
-}
-
-// upgradeMessageWith is upgradeMessage with each value found in the
-// document (a version or marker field's) shown as value(found).
-func upgradeMessageWith(err error, value func(found string) string) string {
-	var ue *version.UpgradeError
-	var tn *version.TooNewError
-	var ve *version.VersionError
-	var me *version.MarkerError
-	switch {
-	case errors.As(err, &ue):
-		return fmt.Sprintf("%s step %d (%s): %v", ue.File, ue.Step, ue.Op, ue.Err)
-	case errors.As(err, &tn):
-		return fmt.Sprintf("at version %d, newer than the %d these migration files know: check with the newer files", tn.Version, tn.Current)
-	case errors.As(err, &ve) && ve.Count > 1:
-		return fmt.Sprintf("field %q appears %d times: replace the document with one that has a single %q", ve.Field, ve.Count, ve.Field)
-	case errors.As(err, &ve):
-		return fmt.Sprintf("field %q holds %s, not a version number (a non-negative whole number: an int32, an int64, or a double without a fraction below 2^53): fix the document (a missing or null field means version 0)", ve.Field, value(ve.Found))
-	case errors.As(err, &me):
-		return fmt.Sprintf("%s = %s %s", version.MarkerField, value(me.Found), me.Reason)
-	}
-	return err.Error()
-}
-
-// add counts a document and keeps the smallest MaxExampleIDs ids (results
-// arrive out of order from the workers; sorting keeps reports stable).
-func (g *FailureGroup) add(id string) { g.addLimited(id, MaxExampleIDs) }
-
-// addLimited is add keeping limit ids (0: all).
-func (g *FailureGroup) addLimited(id string, limit int) {
-	g.Count++
-	g.ExampleIDs = append(g.ExampleIDs, id)
-	if limit > 0 && len(g.ExampleIDs) > 4*limit {
-		g.trimTo(limit)
-	}
-}
-
-func (g *FailureGroup) trim() { g.trimTo(MaxExampleIDs) }
-
-func (g *FailureGroup) trimTo(limit int) {
-	sort.Slice(g.ExampleIDs, func(i, j int) bool { return idLess(g.ExampleIDs[i], g.ExampleIDs[j]) })
-	if limit > 0 && len(g.ExampleIDs) > limit {
-		g.ExampleIDs = g.ExampleIDs[:limit]
+		g.AddLimited(res.id, a.limit)
 	}
 }
 
@@ -132,7 +80,7 @@ func (a *aggregate) fill(cr *CollectionReport) {
 		return cr.Versions[i].Version < cr.Versions[j].Version
 	})
 	for _, g := range a.groups {
-		g.trimTo(a.limit)
+		g.TrimTo(a.limit)
 		cr.Groups = append(cr.Groups, *g)
 	}
 	sort.Slice(cr.Groups, func(i, j int) bool {
@@ -145,7 +93,7 @@ func (a *aggregate) fill(cr *CollectionReport) {
 		return cr.Groups[i].Rule < cr.Groups[j].Rule
 	})
 	for _, g := range a.upgrades {
-		g.trimTo(a.limit)
+		g.TrimTo(a.limit)
 		cr.UpgradeErrors = append(cr.UpgradeErrors, *g)
 	}
 	sort.Slice(cr.UpgradeErrors, func(i, j int) bool { return cr.UpgradeErrors[i].Message < cr.UpgradeErrors[j].Message })

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -90,9 +92,9 @@ func equalVersions(a []int64, b ...int64) bool {
 
 func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	var events []runner.Event
 	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) { events = append(events, e) }))
 
@@ -118,7 +120,7 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 
 	// The exact commands: create with the validator for a new collection,
 	// collMod for an existing one.
-	creates := rec.named("create")
+	creates := rec.Named("create")
 	var usersCreate bson.Raw
 	for _, c := range creates {
 		if c.Lookup("create").StringValue() == "users" && c.Lookup("validator").Type != 0 {
@@ -136,7 +138,7 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 		t.Errorf("users create validator required = %s", req)
 	}
 	var collMod bson.Raw
-	for _, c := range rec.named("collMod") {
+	for _, c := range rec.Named("collMod") {
 		if c.Lookup("collMod").StringValue() == "users" {
 			collMod = c
 		}
@@ -165,7 +167,7 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 		bson.D{{Key: "$and", Value: bson.A{is0, schema0}}},
 	}}}
 	wantWindow, _ := bson.Marshal(window)
-	if collMod == nil || collMod.Lookup("validationLevel").StringValue() != "moderate" || !bytesEqual(collMod.Lookup("validator").Document(), wantWindow) {
+	if collMod == nil || collMod.Lookup("validationLevel").StringValue() != "moderate" || !bytes.Equal(collMod.Lookup("validator").Document(), wantWindow) {
 		t.Errorf("users collMod of 0003 = %v\nwant validator %v", collMod, bson.Raw(wantWindow))
 	}
 
@@ -278,9 +280,9 @@ func TestOutOfOrderRefused(t *testing.T) {
 
 func TestDownRevertsIndexesValidatorsAndData(t *testing.T) {
 	ctx := context.Background()
-	rec := &recorder{}
+	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
-	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor())).Database("app")
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
 	r := newRunner(t, db, samples(t))
 
 	if _, err := r.Down(ctx); !errors.Is(err, runner.ErrNothingToRevert) {
@@ -325,7 +327,7 @@ func TestDownRevertsIndexesValidatorsAndData(t *testing.T) {
 		t.Errorf("downgraded document = %s", b)
 	}
 	// The collMod sent reverts the validator to 0001's schema and level.
-	mods := rec.named("collMod")
+	mods := rec.Named("collMod")
 	last := mods[len(mods)-1]
 	if last.Lookup("collMod").StringValue() != "users" || last.Lookup("validationLevel").StringValue() != "strict" ||
 		last.Lookup("validator", "$jsonSchema", "required").Array().String() != `["name","email"]` {

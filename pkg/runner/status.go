@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -211,8 +212,8 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 			// What the server holds: a migration that leaves them out
 			// keeps the previous ones, and a new validator gets MongoDB's
 			// defaults (as reports say).
-			cs.Level = string(orDefault(migration.Level(cs.Level), migration.LevelStrict))
-			cs.Action = string(orDefault(migration.Action(cs.Action), migration.ActionError))
+			cs.Level = string(bsonx.OrDefault(migration.Level(cs.Level), migration.LevelStrict))
+			cs.Action = string(bsonx.OrDefault(migration.Action(cs.Action), migration.ActionError))
 		}
 		if counts {
 			docs, err := r.countVersions(ctx, name)
@@ -263,7 +264,7 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 			byVersion[v] += row.N
 			continue
 		}
-		out = append(out, VersionCount{Invalid: extJSONOf(row.ID), Count: row.N})
+		out = append(out, VersionCount{Invalid: bsonx.ExtJSONOf(row.ID), Count: row.N})
 	}
 	for v, n := range byVersion {
 		out = append(out, VersionCount{Version: v, Count: n})

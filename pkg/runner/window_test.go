@@ -41,7 +41,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	if err != nil || len(p.Tighten) != 1 || p.Tighten[0].Collection != "users" {
 		t.Fatalf("plan after backfill: %+v %v", p, err)
 	}
-	before := len(rec.named("collMod"))
+	before := len(rec.Named("collMod"))
 	applied, err := r.Up(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	if len(applied) != 1 || applied[0].Direction != "tighten" {
 		t.Fatalf("up after backfill = %+v", applied)
 	}
-	mods := rec.named("collMod")[before:]
+	mods := rec.Named("collMod")[before:]
 	if len(mods) != 1 || mods[0].Lookup("collMod").StringValue() != "users" {
 		t.Fatalf("tightening commands = %v", mods)
 	}
@@ -118,11 +118,11 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 	if err != nil || len(p.Tighten) != 0 {
 		t.Fatalf("plan would tighten on a stale proof: %+v %v", p.Tighten, err)
 	}
-	before := len(rec.named("collMod"))
+	before := len(rec.Named("collMod"))
 	if applied, err := r.Up(ctx); err != nil || len(applied) != 0 {
 		t.Fatalf("up = %+v, %v", applied, err)
 	}
-	if mods := rec.named("collMod")[before:]; len(mods) != 0 {
+	if mods := rec.Named("collMod")[before:]; len(mods) != 0 {
 		t.Fatalf("up tightened on a stale proof: %v", mods)
 	}
 	// Once the late document is upgraded too, the window closes.
@@ -150,12 +150,12 @@ func TestWindowReopensAfterDown(t *testing.T) {
 	if _, err := r.DownTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	before := len(rec.named("collMod"))
+	before := len(rec.Named("collMod"))
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var users bson.Raw
-	for _, m := range rec.named("collMod")[before:] {
+	for _, m := range rec.Named("collMod")[before:] {
 		if m.Lookup("collMod").StringValue() == "users" {
 			users = m
 		}

@@ -1,7 +1,6 @@
-package runner
+package probe
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -60,35 +59,12 @@ func matchingBrace(s string, open int) int {
 	return len(s)
 }
 
-// serverMessage is err's first line without the server's internals, for
+// ServerMessage is err's first line without the server's internals, for
 // a message that quotes what the server answered.
-func serverMessage(err error) string {
+func ServerMessage(err error) string {
 	s := err.Error()
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
 	return TrimServerInternals(s)
-}
-
-// commandFailure is what a failed command's error says of the server's
-// answer: serverMessage, except for a unique index that cannot be built
-// because documents share a key, which is said in mongomig's words with
-// the way to list them (up's dry run predicts its builds; down's does not).
-// MongoDB answers DuplicateKey ("E11000 duplicate
-// key error ...", jstests/core/uniqueness.js), whose text is kept for the
-// key it quotes; FerretDB v1 answers code 1 with SQLite's "UNIQUE
-// constraint failed: index 'customers_c09344de_mail_1' (2067)"
-// (serverCode), dropped: it names a table, not the index.
-func commandFailure(err error, c Command, direction string) string {
-	if c.Name != "createIndexes" || serverCode(err) != codeDuplicateKey {
-		return serverMessage(err)
-	}
-	msg := fmt.Sprintf("index %s on %s cannot be built: documents share a key", c.Index, c.Collection)
-	if direction == "up" {
-		msg += " (run `mongomig up --dry-run` to list them)"
-	}
-	if hasCode(err, codeDuplicateKey) {
-		msg += "; the server: " + serverMessage(err)
-	}
-	return msg
 }

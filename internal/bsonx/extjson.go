@@ -1,4 +1,4 @@
-package runner
+package bsonx
 
 import (
 	"bytes"
@@ -34,8 +34,8 @@ func (e *ExtJSON) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// extJSONOf writes one BSON value as relaxed Extended JSON.
-func extJSONOf(rv bson.RawValue) ExtJSON {
+// ExtJSONOf writes one BSON value as relaxed Extended JSON.
+func ExtJSONOf(rv bson.RawValue) ExtJSON {
 	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: rv}}, false, false)
 	if err != nil {
 		return ExtJSON(rv.String())
@@ -76,11 +76,11 @@ func (g *FailureGroup) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// idLess orders _ids written as relaxed Extended JSON the way MongoDB
+// IDLess orders _ids written as relaxed Extended JSON the way MongoDB
 // orders them: by BSON type (null, numbers, strings, documents, arrays,
 // binary, ObjectIds, booleans, dates), numbers by value, the rest by text
 // (an ObjectId's hex text sorts as its bytes).
-func idLess(a, b string) bool {
+func IDLess(a, b string) bool {
 	ra, rb := idRank(a), idRank(b)
 	if ra != rb {
 		return ra < rb
@@ -117,4 +117,33 @@ func idRank(id string) int {
 		return 8
 	}
 	return 10
+}
+
+// IDOf is raw's _id as relaxed Extended JSON, "(no _id)" when it has none.
+func IDOf(raw bson.Raw) string {
+	rv, err := raw.LookupErr("_id")
+	if err != nil {
+		return "(no _id)"
+	}
+	return string(ExtJSONOf(rv))
+}
+
+// Lookup returns the value of key in d (the first, if repeated).
+func Lookup(d bson.D, key string) (any, bool) {
+	for _, e := range d {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return nil, false
+}
+
+// LookupD returns the value of key in d when it is a document.
+func LookupD(d bson.D, key string) (bson.D, bool) {
+	v, ok := Lookup(d, key)
+	if !ok {
+		return nil, false
+	}
+	sub, ok := v.(bson.D)
+	return sub, ok
 }

@@ -1,66 +1,39 @@
-package runner_test
+package probe_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
-
-// recorder keeps the command documents a client sends.
-type recorder struct {
-	mu   sync.Mutex
-	cmds []bson.Raw
-}
-
-func (r *recorder) monitor() *event.CommandMonitor {
-	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.cmds = append(r.cmds, append(bson.Raw(nil), e.Command...))
-	}}
-}
-
-// named returns the commands whose first key is name.
-func (r *recorder) named(name string) []bson.Raw {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []bson.Raw
-	for _, c := range r.cmds {
-		if elems, err := c.Elements(); err == nil && len(elems) > 0 && elems[0].Key() == name {
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 func TestProbeSandbox(t *testing.T) {
 	ctx := context.Background()
 	srv := sandboxtest.Start(t)
-	rec := &recorder{}
-	client := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.monitor()))
+	rec := &cmdlog.Recorder{}
+	client := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor()))
 	db := client.Database("app")
 	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "ada"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	r, err := runner.Probe(ctx, db)
+	r, err := probe.Probe(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Server.FerretDBVersion == "" || r.Server.Version == "" {
 		t.Errorf("server info %+v: want both the MongoDB and the FerretDB version", r.Server)
 	}
-	if r.Server.Topology != runner.TopologyStandalone {
+	if r.Server.Topology != probe.TopologyStandalone {
 		t.Errorf("topology = %q, want standalone", r.Server.Topology)
 	}
 	c := r.Capabilities
@@ -81,7 +54,7 @@ func TestProbeSandbox(t *testing.T) {
 	}
 
 	// The exact create command carries the validator, level and action.
-	creates := rec.named("create")
+	creates := rec.Named("create")
 	if len(creates) < 1 {
 		t.Fatal("no create command sent")
 	}
@@ -90,8 +63,8 @@ func TestProbeSandbox(t *testing.T) {
 	if !strings.HasPrefix(name, "mongomig_probe_") {
 		t.Errorf("probe created %q, want a mongomig_probe_ scratch collection", name)
 	}
-	wantValidator, _ := bson.Marshal(runner.ValidatorProbeSchema)
-	if got := first.Lookup("validator").Document(); !bytesEqual(got, wantValidator) {
+	wantValidator, _ := bson.Marshal(probe.ValidatorProbeSchema)
+	if got := first.Lookup("validator").Document(); !bytes.Equal(got, wantValidator) {
 		t.Errorf("create validator = %s, want %s", got, bson.Raw(wantValidator))
 	}
 	if lvl := first.Lookup("validationLevel").StringValue(); lvl != "strict" {
@@ -114,8 +87,6 @@ func TestProbeSandbox(t *testing.T) {
 	}
 }
 
-func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
-
 // TestProbeRealMongoDB runs the same probe against the server named by
 // MONGOMIG_TEST_URI, where validators must be reported available and
 // actually enforced.
@@ -128,7 +99,7 @@ func TestProbeRealMongoDB(t *testing.T) {
 	client := sandboxtest.Connect(t, uri)
 	db := client.Database("mongomig_test_probe")
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	r, err := runner.Probe(ctx, db)
+	r, err := probe.Probe(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +115,7 @@ func TestProbeRealMongoDB(t *testing.T) {
 	// Enforcement: the same validator the probe sends rejects a document
 	// without x.
 	coll := db.Collection("enforced")
-	if err := db.CreateCollection(ctx, "enforced", options.CreateCollection().SetValidator(runner.ValidatorProbeSchema)); err != nil {
+	if err := db.CreateCollection(ctx, "enforced", options.CreateCollection().SetValidator(probe.ValidatorProbeSchema)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = coll.InsertOne(ctx, bson.D{{Key: "y", Value: 1}})

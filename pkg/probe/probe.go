@@ -1,4 +1,4 @@
-package runner
+package probe
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -71,8 +72,8 @@ type Capabilities struct {
 	GuardedWrites Capability `json:"guardedWrites"`
 }
 
-// guardedWrites is [Capabilities.GuardedWrites] for the server info.
-func guardedWrites(info *ServerInfo) Capability {
+// GuardedWrites is [Capabilities.GuardedWrites] for the server info.
+func GuardedWrites(info *ServerInfo) Capability {
 	v := strings.TrimPrefix(info.FerretDBVersion, "v")
 	if v == "" {
 		return Capability{Available: true}
@@ -103,12 +104,12 @@ type ServerReport struct {
 // refuses is reported as unavailable with the server's answer; network
 // failures and timeouts are returned as errors.
 func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
-	info, err := serverInfo(ctx, db)
+	info, err := Server(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	r := &ServerReport{Database: db.Name(), Server: *info}
-	r.Capabilities.GuardedWrites = guardedWrites(info)
+	r.Capabilities.GuardedWrites = GuardedWrites(info)
 
 	name := scratchName()
 	defer func() {
@@ -136,9 +137,9 @@ func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
 	return r, nil
 }
 
-func scratchName() string { return "mongomig_probe_" + randomHex(6) }
+func scratchName() string { return "mongomig_probe_" + bsonx.RandomHex(6) }
 
-func serverInfo(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
+func Server(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	admin := db.Client().Database("admin")
 	var build struct {
 		Version         string `bson:"version"`
@@ -270,10 +271,10 @@ func classify(err error, what string) (Capability, error) {
 		for _, code := range []int{codeUnauthorized, codeAtlasError} {
 			if se.HasErrorCode(code) {
 				return Capability{NotPermitted: true, Code: code, Reason: fmt.Sprintf("%s not permitted (code %d): %s; the user needs the createCollection, collMod, insert, update, find and dropCollection actions on the database",
-					what, code, serverMessage(err))}, nil
+					what, code, ServerMessage(err))}, nil
 			}
 		}
-		return Capability{Reason: fmt.Sprintf("%s refused: %s", what, serverMessage(err))}, nil
+		return Capability{Reason: fmt.Sprintf("%s refused: %s", what, ServerMessage(err))}, nil
 	}
 	return Capability{}, fmt.Errorf("probe %s: %w", what, err)
 }
