@@ -95,7 +95,7 @@ func (r *Runner) upgradeModels(name string, docs []bson.D, raws []bson.Raw, fail
 	// the batch.
 	updates := make([]mongo.UpdateOneModel, len(docs))
 	ids := make(bson.A, 0, len(docs))
-	enforce := stateBefore(r.migrations, name, math.MaxInt64).action != migration.ActionWarn
+	enforce := migration.StateBefore(r.migrations, name, math.MaxInt64).Action != migration.ActionWarn
 	var scratch []byte
 	for i, d := range docs {
 		up, changed, err := r.registry.Upgrade(name, d)

@@ -143,41 +143,6 @@ func upValidatorCommand(c *migration.Collection, exists map[string]bool, validat
 	return &cmd, nil
 }
 
-// validatorState is what the migrations up to some version declare for a
-// collection's validator.
-type validatorState struct {
-	validator bson.D
-	level     migration.Level
-	action    migration.Action
-	// from is the migration that last declared the validator (0: none).
-	from int64
-}
-
-// stateBefore returns the validator state of coll after every migration
-// with a version below v.
-func stateBefore(ms []*migration.Migration, coll string, v int64) validatorState {
-	var s validatorState
-	for _, m := range ms {
-		if m.Version >= v {
-			break
-		}
-		c := m.Collection(coll)
-		if c == nil {
-			continue
-		}
-		if c.Validator != nil {
-			s.validator, s.from = c.Validator, m.Version
-		}
-		if c.ValidationLevel != "" {
-			s.level = c.ValidationLevel
-		}
-		if c.ValidationAction != "" {
-			s.action = c.ValidationAction
-		}
-	}
-	return s
-}
-
 // indexBefore returns the spec of the index named name as created by the
 // latest migration below v that creates it, if any.
 func indexBefore(ms []*migration.Migration, coll, name string, v int64) (migration.Index, bool) {
@@ -205,7 +170,7 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 	for _, c := range m.Collections {
 		upgradeOnly := !hasValidatorChange(c) && len(c.Upgrade) > 0
 		if (hasValidatorChange(c) || upgradeOnly && window(c.Name, m.Version) != nil) && exists[c.Name] {
-			prev := stateBefore(ms, c.Name, m.Version)
+			prev := migration.StateBefore(ms, c.Name, m.Version)
 			var fields bson.D
 			if c.Validator != nil || len(c.Upgrade) > 0 {
 				v := window(c.Name, m.Version-1)
@@ -215,10 +180,10 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 				fields = append(fields, bson.E{Key: "validator", Value: v})
 			}
 			if c.ValidationLevel != "" {
-				fields = append(fields, bson.E{Key: "validationLevel", Value: string(bsonx.OrDefault(prev.level, migration.LevelStrict))})
+				fields = append(fields, bson.E{Key: "validationLevel", Value: string(bsonx.OrDefault(prev.Level, migration.LevelStrict))})
 			}
 			if c.ValidationAction != "" {
-				fields = append(fields, bson.E{Key: "validationAction", Value: string(bsonx.OrDefault(prev.action, migration.ActionError))})
+				fields = append(fields, bson.E{Key: "validationAction", Value: string(bsonx.OrDefault(prev.Action, migration.ActionError))})
 			}
 			cmds = append(cmds, collModCommand(c.Name, fields))
 		}

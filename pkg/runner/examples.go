@@ -132,8 +132,8 @@ func (r *LintReport) lintExample(reg *version.Registry, ms []*migration.Migratio
 // version as a real document would be, satisfies the validator in force
 // at this migration.
 func (r *LintReport) lintExampleValid(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example, p Problem) {
-	state := stateBefore(ms, c.Name, m.Version+1)
-	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
+	state := migration.StateBefore(ms, c.Name, m.Version+1)
+	schemaDoc, ok := (&migration.Collection{Validator: state.Validator}).JSONSchema()
 	if !ok {
 		return
 	}
@@ -142,7 +142,7 @@ func (r *LintReport) lintExampleValid(reg *version.Registry, ms []*migration.Mig
 		return // reported by the schema check
 	}
 	doc := withoutField(ex.After, reg.Field())
-	if len(c.Upgrade) > 0 || state.from == m.Version {
+	if len(c.Upgrade) > 0 || state.From == m.Version {
 		doc = append(doc, bson.E{Key: reg.Field(), Value: m.Version})
 	}
 	fs := schema.ValidateD(doc)
@@ -153,7 +153,7 @@ func (r *LintReport) lintExampleValid(reg *version.Registry, ms []*migration.Mig
 	for j, f := range fs {
 		lines[j] = f.String()
 	}
-	p.Message = fmt.Sprintf("example %d: after fails the validator of migration %d:\n      %s", i+1, state.from, strings.Join(lines, "\n      "))
+	p.Message = fmt.Sprintf("example %d: after fails the validator of migration %d:\n      %s", i+1, state.From, strings.Join(lines, "\n      "))
 	p.Hint = "fix the example or the schema (documents carry the version field: a schema with additionalProperties: false must list it)"
 	r.add(p)
 }

@@ -31,7 +31,7 @@ func (r *LintReport) lintUniqueIndexes(ms []*migration.Migration, m *migration.M
 		}
 	}
 	for _, c := range m.Collections {
-		schema := stateBefore(ms, c.Name, m.Version+1).validator
+		schema := migration.StateBefore(ms, c.Name, m.Version+1).Validator
 		for _, idx := range c.Indexes.Create {
 			if !idx.Unique || idx.Sparse || idx.PartialFilterExpression != nil {
 				continue

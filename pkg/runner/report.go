@@ -215,19 +215,19 @@ func (r *Runner) registryAt(at int64) (*version.Registry, error) {
 }
 
 func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportOptions, at int64, reg *version.Registry) (*CollectionReport, error) {
-	state := stateBefore(r.migrations, name, min(at, math.MaxInt64-1)+1)
-	schemaDoc, ok := (&migration.Collection{Validator: state.validator}).JSONSchema()
+	state := migration.StateBefore(r.migrations, name, min(at, math.MaxInt64-1)+1)
+	schemaDoc, ok := (&migration.Collection{Validator: state.Validator}).JSONSchema()
 	if !ok {
 		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, bsonx.KnownList(r.collectionsWithValidators(nil)))
 	}
 	schema, err := validator.Compile(schemaDoc)
 	if err != nil {
-		return nil, fmt.Errorf("validator of %s (migration %d): %w; run mongomig lint", name, state.from, err)
+		return nil, fmt.Errorf("validator of %s (migration %d): %w; run mongomig lint", name, state.From, err)
 	}
 	cr := &CollectionReport{
-		Collection: name, ValidatorFrom: state.from, Sampled: opts.Sample > 0,
-		ValidationLevel:  string(bsonx.OrDefault(state.level, migration.LevelStrict)),
-		ValidationAction: string(bsonx.OrDefault(state.action, migration.ActionError)),
+		Collection: name, ValidatorFrom: state.From, Sampled: opts.Sample > 0,
+		ValidationLevel:  string(bsonx.OrDefault(state.Level, migration.LevelStrict)),
+		ValidationAction: string(bsonx.OrDefault(state.Action, migration.ActionError)),
 		Versions:         []VersionCount{}, Groups: []FailureGroup{},
 	}
 	coll := r.db.Collection(name)
