@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/examples/lazyapp"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -31,9 +32,16 @@ func Migrate(ctx context.Context, db *mongo.Database, log *slog.Logger) ([]runne
 	r, err := runner.New(db, files,
 		runner.WithVersionOptions(lazyapp.RegistryOptions()...),
 		runner.WithLockWait(2*time.Minute),
-		runner.WithEvents(func(e runner.Event) {
-			log.Info(e.Message, "event", e.Kind, "version", e.Version)
-		}),
+		runner.WithLogger(events.LoggerFunc(func(e events.Entry) {
+			attrs := []any{"event", e.Kind(), "severity", e.Severity().String()}
+			switch e := e.(type) {
+			case events.MigrationStarted:
+				attrs = append(attrs, "version", e.Version)
+			case events.MigrationDone:
+				attrs = append(attrs, "version", e.Version, "took", e.Took)
+			}
+			log.Info(e.String(), attrs...)
+		})),
 	)
 	if err != nil {
 		return nil, err // *runner.InvalidFilesError: each problem at file:line:column

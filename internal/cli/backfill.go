@@ -2,13 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/mongomig/mongomig/pkg/backfill"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/urfave/cli/v2"
-
-	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func backfillCommand(e *env) *cli.Command {
@@ -24,7 +25,7 @@ func backfillCommand(e *env) *cli.Command {
 			"(SIGINT, SIGTERM, SIGHUP): run backfill again to continue.",
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
-			&cli.IntFlag{Name: "batch", Value: runner.DefaultBackfillBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
+			&cli.IntFlag{Name: "batch", Value: backfill.DefaultBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second over the run, on both paths (batches are capped to match)", DefaultText: "no cap"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)", DefaultText: "no limit"},
 			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document"},
@@ -42,7 +43,7 @@ func backfillCommand(e *env) *cli.Command {
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
 			}
-			return runnerExit(e.runBackfill(c.Context, c, runner.BackfillOptions{
+			return runnerExit(e.runBackfill(c.Context, c, backfill.Options{
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
 				ServerSide: c.Bool("server-side"), AlwaysGuard: c.Bool("always-guard"),
@@ -57,7 +58,7 @@ func backfillCommand(e *env) *cli.Command {
 func backfillFlagValues(c *cli.Context) error {
 	switch {
 	case c.Int("batch") <= 0:
-		return usageError(fmt.Errorf("--batch %d: give a positive number of documents per batch (default %d)", c.Int("batch"), runner.DefaultBackfillBatch))
+		return usageError(fmt.Errorf("--batch %d: give a positive number of documents per batch (default %d)", c.Int("batch"), backfill.DefaultBatch))
 	case c.Int("workers") <= 0:
 		return usageError(fmt.Errorf("--workers %d: give a positive number of workers (default 1)", c.Int("workers")))
 	case c.Float64("rate") < 0:
@@ -68,32 +69,16 @@ func backfillFlagValues(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.BackfillOptions) error {
+func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts backfill.Options) error {
 	s, err := e.open(ctx, c, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	lastLog := time.Now()
-	opts.Progress = func(p runner.BackfillProgress) {
-		rate := float64(p.Upgraded) / max(p.Elapsed.Seconds(), 0.001)
-		line := fmt.Sprintf("%s: %d upgraded to version %d (%d in all), %.0f docs/s", p.Collection, p.Upgraded, p.Target, p.Total, rate)
-		if p.Remaining >= 0 && rate > 0 {
-			eta := time.Duration(float64(p.Remaining) / rate * float64(time.Second)).Round(time.Second)
-			line += fmt.Sprintf(", %d left, ETA %s", p.Remaining, eta)
-		}
-		switch {
-		case e.streams.ErrIsTerminal:
-			fmt.Fprintf(e.out.err, "\r\033[K%s", line)
-		case time.Since(lastLog) >= 5*time.Second:
-			e.logf("%s", line)
-			lastLog = time.Now()
-		}
-	}
-	res, err := s.runner.Backfill(ctx, opts)
-	if e.streams.ErrIsTerminal {
-		fmt.Fprint(e.out.err, "\r\033[K")
-	}
+	opts.Progress = true
+	res, err := backfill.Run(ctx, s.runner, opts)
+	e.endDownProgress()
+	err = notAppliedAdvice(funcMissing(err, "backfill", "upgrade"))
 	if res != nil {
 		if e.out.json {
 			if jerr := e.out.writeJSON(res); jerr != nil {
@@ -113,7 +98,7 @@ func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts runner.Backf
 	return err
 }
 
-func (e *env) renderBackfill(res *runner.BackfillResult) {
+func (e *env) renderBackfill(res *backfill.Result) {
 	o := e.out
 	for i, c := range res.Collections {
 		state := o.yellow("stopped")
@@ -165,4 +150,27 @@ func (e *env) renderBackfill(res *runner.BackfillResult) {
 	case "interrupted":
 		o.printf("stopped by a signal at a safe point (checkpoint saved); run backfill again to continue\n")
 	}
+}
+
+// renderBackfillBatch renders a backfill's progress after a batch, with
+// its rate and the time left.
+func (e *env) renderBackfillBatch(p events.BackfillBatch) {
+	rate := float64(p.Upgraded) / max(p.Elapsed.Seconds(), 0.001)
+	line := fmt.Sprintf("%s: %d upgraded to version %d (%d in all), %.0f docs/s", p.Collection, p.Upgraded, p.Target, p.Total, rate)
+	if p.Remaining >= 0 && rate > 0 {
+		eta := time.Duration(float64(p.Remaining) / rate * float64(time.Second)).Round(time.Second)
+		line += fmt.Sprintf(", %d left, ETA %s", p.Remaining, eta)
+	}
+	e.renderDownProgress(line)
+}
+
+// notAppliedAdvice adds to a backfill refused for a target not applied
+// what to run.
+func notAppliedAdvice(err error) error {
+	var na *backfill.NotAppliedError
+	if !errors.As(err, &na) || na.During {
+		return err
+	}
+	return &worded{err: err, msg: fmt.Sprintf("%s: migration %d, which raises its documents to version %d, is not applied yet (the database is at %d): run mongomig up (and roll out the application that knows it) before backfilling",
+		na.Collection, na.Target, na.Target, na.Applied)}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/migrations"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -105,7 +106,7 @@ func (e *env) runDemo(ctx context.Context) error {
 
 	step(5, "mongomig backfill: upgrade the rest in the background, resumably (on MongoDB, never overwriting a concurrent write)")
 	o.printf("   Until now the validators accept older versions (the window) until a backfill proves none remain.\n")
-	res, err := s.runner.Backfill(ctx, runner.BackfillOptions{})
+	res, err := backfill.Run(ctx, s.runner, backfill.Options{})
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (e *env) runDemo(ctx context.Context) error {
 		if err := sampledata.FixInvalid(ctx, s.db); err != nil {
 			return err
 		}
-		if res, err = s.runner.Backfill(ctx, runner.BackfillOptions{}); err != nil {
+		if res, err = backfill.Run(ctx, s.runner, backfill.Options{}); err != nil {
 			return err
 		}
 		e.renderBackfill(res)

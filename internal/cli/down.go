@@ -32,7 +32,7 @@ func downCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runnerExit(e.runDown(c.Context, c))
+			return runnerExit(funcMissing(e.runDown(c.Context, c), "down", ""))
 		},
 	}
 }
@@ -111,17 +111,17 @@ type downProgress struct {
 	lastLog time.Time // when stderr last got a line
 }
 
-// renderDownProgress renders a [runner.EventDowngradeProgress] as backfill
-// renders its progress: rewritten in place on a terminal, otherwise a log
-// line when 5 s passed since the last line.
-func (e *env) renderDownProgress(ev runner.Event) {
+// renderDownProgress renders a progress line (an events.DowngradeProgress,
+// an events.BackfillBatch): rewritten in place on a terminal, otherwise a
+// log line when 5 s passed since the last line.
+func (e *env) renderDownProgress(line string) {
 	p := &e.downProgress
 	switch {
 	case e.streams.ErrIsTerminal:
-		fmt.Fprintf(e.out.err, "\r\033[K%s", ev.Message)
+		fmt.Fprintf(e.out.err, "\r\033[K%s", line)
 		p.shown = true
 	case time.Since(p.lastLog) >= 5*time.Second:
-		e.logf("%s", ev.Message)
+		e.logf("%s", line)
 		p.lastLog = time.Now()
 	}
 }

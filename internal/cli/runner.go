@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -51,7 +52,7 @@ func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...run
 	if err != nil {
 		return nil, err
 	}
-	opts := []runner.Option{runner.WithToolVersion(toolVersion()), runner.WithEvents(e.renderEvent), runner.WithVersionOptions(e.cfg.VersionOptions...)}
+	opts := []runner.Option{runner.WithToolVersion(toolVersion()), runner.WithLogger(events.LoggerFunc(e.renderEvent)), runner.WithVersionOptions(e.cfg.VersionOptions...)}
 	if c != nil {
 		if hasFlag(c, "lock-wait") {
 			opts = append(opts, runner.WithLockWait(c.Duration("lock-wait")), runner.WithLockLease(c.Duration("lock-lease")))
@@ -79,32 +80,38 @@ func hasFlag(c *cli.Context, name string) bool {
 	return false
 }
 
-// renderEvent writes progress to stderr; the client-side-only warning is
-// given once per run.
-func (e *env) renderEvent(ev runner.Event) {
-	if ev.Kind == runner.EventDowngradeProgress {
-		e.renderDownProgress(ev)
+// renderEvent writes what the libraries log to stderr; the
+// client-side-only warning is given once per run.
+func (e *env) renderEvent(ev events.Entry) {
+	switch ev := ev.(type) {
+	case events.DowngradeProgress:
+		e.renderDownProgress(ev.String())
+		return
+	case events.BackfillBatch:
+		e.renderBackfillBatch(ev)
 		return
 	}
 	e.endDownProgress()
-	switch ev.Kind {
-	case runner.EventClientSide:
+	switch ev := ev.(type) {
+	case events.ValidatorClientSide:
 		if e.warnedClientSide {
 			return
 		}
 		e.warnedClientSide = true
-		e.out.warnf("%s; further collections are reported in the result", ev.Message)
-	case runner.EventLedgerFence:
+		e.out.warnf("%s; further collections are reported in the result", ev)
+	case events.LedgerFenceOnly:
 		if !e.notedTimeFence {
 			e.notedTimeFence = true
-			e.logf("%s (see docs/reliability.md)", ev.Message)
+			e.logf("%s (see docs/reliability.md)", ev)
 		}
-	case runner.EventBackfillUnguarded, runner.EventDownGuardScans, runner.EventSlowIDs:
-		e.out.warnf("%s", ev.Message)
-	case runner.EventApplyStart, runner.EventApplyDone, runner.EventLockWaiting, runner.EventLockTakenOver, runner.EventDocuments, runner.EventBackfillRangeLost:
-		e.logf("%s", ev.Message)
-	case runner.EventCommand, runner.EventCommandSkipped:
-		e.logf("  %s", ev.Message)
+	case events.DriftAccepted:
+		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
+	case events.BackfillUnguarded, events.DownGuardScans, events.BackfillSlowIDs:
+		e.out.warnf("%s", ev)
+	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost:
+		e.logf("%s", ev)
+	case events.CommandSent, events.CommandSkipped, events.WindowClosed:
+		e.logf("  %s", ev)
 	}
 }
 

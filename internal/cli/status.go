@@ -38,7 +38,7 @@ func (e *env) runStatus(ctx context.Context, check, counts bool) error {
 		return err
 	}
 	defer s.close()
-	st, err := s.runner.StatusOf(ctx, runner.StatusOptions{Counts: counts})
+	st, err := s.runner.StatusOf(ctx, runner.StatusOptions{Counts: counts, Check: check})
 	if err != nil {
 		return err
 	}
@@ -94,6 +94,16 @@ func (e *env) renderStatus(st *runner.Status) {
 	o.table("  ", rows)
 	if !counted && len(st.Collections) > 0 {
 		o.printf("  %s\n", o.faint("documents per version: mongomig status --counts (scans every migrated collection)"))
+	}
+	for _, c := range st.Collections {
+		if c.AboveCurrent > 0 {
+			n := "documents"
+			if counted {
+				n = count(c.AboveCurrent, "document")
+			}
+			o.printf("  %s %s: %s above version %d, the one the applied migrations give: a release the applied files do not know wrote them, or a backfill ran past a down; a release running these files cannot read them\n",
+				o.red("TOO NEW"), c.Name, n, c.CurrentVersion)
+		}
 	}
 	if len(st.Leases) > 0 {
 		o.printf("%s\n", o.bold("leases"))

@@ -173,7 +173,7 @@ func rerunTo(err error, verb string, to int64) error {
 }
 
 // refusePlanMissingFuncs refuses a dry run whose report would upgrade
-// documents through a func step this binary lacks (see runner.RefuseMissingFuncs).
+// documents through a func step this binary lacks (see version.Registry.CheckFuncs).
 func refusePlanMissingFuncs(r *runner.Runner, p *runner.Plan) error {
 	if len(p.Migrations) == 0 {
 		return nil
@@ -190,7 +190,7 @@ func refusePlanMissingFuncs(r *runner.Runner, p *runner.Plan) error {
 			pending = append(pending, m)
 		}
 	}
-	return r.RefuseMissingFuncs(reportedCollections(pending, true), last, "up --dry-run", "check")
+	return funcMissing(r.Registry().CheckFuncs(reportedCollections(pending, true), last), "up --dry-run", "check")
 }
 
 // noCommands words a planned migration that sends no command by what it

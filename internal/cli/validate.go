@@ -2,10 +2,9 @@ package cli
 
 import (
 	"context"
+	"math"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func validateCommand(e *env) *cli.Command {
@@ -45,8 +44,8 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 	if len(names) == 0 {
 		names = reportedCollections(s.runner.Migrations(), false)
 	}
-	if err := s.runner.RefuseMissingFuncs(names, runner.Latest, "validate", "check"); err != nil {
-		return err
+	if err := s.runner.Registry().CheckFuncs(names, math.MaxInt64); err != nil {
+		return funcMissing(err, "validate", "check")
 	}
 	opts := rs.options(e.progress())
 	opts.Collections = colls

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -157,16 +158,15 @@ func (r *Runner) runAll(ctx context.Context, version int64, file, direction stri
 			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
 		}
 		done = append(done, res)
-		kind := EventCommand
-		msg := fmt.Sprintf("%s: %s", c.Collection, describeCommand(c))
+		var e events.Entry = events.CommandSent{Version: version, File: file, Collection: c.Collection, Command: c.Name, Summary: describeCommand(c)}
 		switch res.Outcome {
 		case OutcomeSkipped:
-			kind, msg = EventCommandSkipped, msg+": "+res.Note
+			e = events.CommandSkipped{Version: version, File: file, Collection: c.Collection, Command: c.Name, Summary: describeCommand(c), Why: res.Note}
 		case OutcomeClientSide:
-			kind, msg = EventClientSide, c.Collection+": "+res.Note
+			e = events.ValidatorClientSide{Version: version, File: file, Collection: c.Collection, Command: c.Name, Why: res.Note}
 			clientSide = appendUnique(clientSide, c.Collection)
 		}
-		r.cfg.events(Event{Kind: kind, Version: version, File: file, Collection: c.Collection, Command: c.Name, Message: msg})
+		r.cfg.log.Log(e)
 		if r.hook != nil {
 			r.hook("command", version, i)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -92,7 +93,7 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("record the accepted edit of %s: %w", m.File, err)
 		}
-		r.cfg.events(Event{Kind: EventCommand, Version: m.Version, File: m.File, Message: fmt.Sprintf("%s: edit accepted (--allow-drift); recorded in the ledger", m.File)})
+		r.cfg.log.Log(events.DriftAccepted{Version: m.Version, File: m.File})
 	}
 	return nil
 }

@@ -11,7 +11,9 @@ import (
 
 	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // TestDocumentaryEditsAreNotDrift: adding a downgrade, an example or a
@@ -112,9 +114,12 @@ func TestBackfillRefusesMissingFuncBeforeReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(rec.Named("find"))
-	_, err := r.Backfill(ctx, runner.BackfillOptions{})
-	if !errors.Is(err, runner.ErrFuncMissing) || !strings.Contains(err.Error(), "func: splitName") || !strings.Contains(err.Error(), "version.WithFunc") {
-		t.Fatalf("Backfill = %v, want ErrFuncMissing naming splitName and the way out", err)
+	_, err := backfill.Run(ctx, r, backfill.Options{})
+	// The error carries the step; the command line words the way out
+	// (cmd/mongomig's funcrefused script test).
+	var fe *version.FuncMissingError
+	if !errors.Is(err, runner.ErrFuncMissing) || !errors.As(err, &fe) || fe.Func != "splitName" || fe.Collection != "users" || fe.File != "0001_names.yaml" || !strings.Contains(err.Error(), "func: splitName") {
+		t.Fatalf("Backfill = %v, want a FuncMissingError naming splitName", err)
 	}
 	for _, c := range rec.Named("find")[before:] {
 		if c.Lookup("find").StringValue() == "users" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -74,27 +74,35 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 	}
 	total := 0
 	err = r.withLock(withCommand(ctx, "down"), lockID, func(ctx context.Context) error {
-		dp, err := r.checkDown(ctx, to)
+		return r.holdBackfills(ctx, to, func(ctx context.Context) error {
+			return r.downTo(ctx, to, &reverted, &total)
+		})
+	})
+	return reverted, interrupted(ctx, err, "down", reverted, total)
+}
+
+// downTo reverts the migrations above to under the migration lock and the
+// reverted collections' backfill leases, appending each to reverted.
+func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, total *int) error {
+	dp, err := r.checkDown(ctx, to)
+	if err != nil {
+		return err
+	}
+	if err := r.acceptDrift(ctx); err != nil {
+		return err
+	}
+	*total = len(dp.targets)
+	if err := r.noteGuardScans(ctx, dp); err != nil {
+		return err
+	}
+	for _, t := range dp.targets {
+		a, err := r.revert(ctx, t, dp.exists)
 		if err != nil {
 			return err
 		}
-		if err := r.acceptDrift(ctx); err != nil {
-			return err
-		}
-		total = len(dp.targets)
-		if err := r.noteGuardScans(ctx, dp); err != nil {
-			return err
-		}
-		for _, t := range dp.targets {
-			a, err := r.revert(ctx, t, dp.exists)
-			if err != nil {
-				return err
-			}
-			reverted = append(reverted, a)
-		}
-		return nil
-	})
-	return reverted, interrupted(ctx, err, "down", reverted, total)
+		*reverted = append(*reverted, a)
+	}
+	return nil
 }
 
 // downPlan is a revert that passed every check.
@@ -183,7 +191,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 				return nil, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
 			}
 			if fn := r.registry.MissingDowngradeFunc(c.Name, m.Version); n > 0 && fn != "" {
-				return nil, funcMissing(c.Name, m.File+"'s downgrade", fn, "down", fmt.Sprintf("cannot revert it: the documents at version %d or above (%d) need that downgrade", m.Version, n), "changed")
+				return nil, &version.FuncMissingError{Collection: c.Name, File: m.File + "'s downgrade", Func: fn, Version: m.Version, Downgrade: true, Documents: n}
 			}
 			if n > 0 {
 				t.downs = append(t.downs, downgrade{coll: c.Name, from: m.Version, to: r.registry.Previous(c.Name, m.Version), count: n})
@@ -204,7 +212,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]bool) (Applied, error) {
 	m := t.m
 	start := time.Now()
-	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "reverting " + m.File})
+	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
 	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down"}
 	var opened []Command
 	for _, d := range t.downs {
@@ -245,11 +253,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 				m.File, d.coll, n, err, m.Version)
 		}
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
-		msg := fmt.Sprintf("%s: %d documents downgraded from version %d to %d", d.coll, n, d.from, d.to)
-		if reread > 0 {
-			msg += fmt.Sprintf(" (%d changed by another writer between down's read and its write: that write left them alone, and they were read and downgraded again)", reread)
-		}
-		r.cfg.events(Event{Kind: EventDocuments, Version: m.Version, File: m.File, Collection: d.coll, Message: msg})
+		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
 	}
 	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
 	if err != nil {
@@ -268,7 +272,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		return a, err
 	}
 	a.DurationMS = time.Since(start).Milliseconds()
-	r.cfg.events(Event{Kind: EventApplyDone, Version: m.Version, File: m.File, Message: "reverted " + m.File})
+	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "down", Took: time.Since(start)})
 	return a, nil
 }
 
@@ -277,19 +281,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 // takes the documents back below it, so a backfill to that version number
 // after a later up is a new one, counted from zero, split anew.
 func (r *Runner) forgetBackfill(ctx context.Context, coll string, v int64) error {
-	if err := fence(ctx); err != nil {
-		return err
-	}
-	stale := bson.D{{Key: "target", Value: bson.D{{Key: "$gte", Value: v}}}}
-	cps := r.db.Collection(BackfillCollection)
-	if _, err := cps.DeleteOne(ctx, append(bson.D{{Key: "_id", Value: coll}}, stale...)); err != nil {
-		return fmt.Errorf("remove the backfill checkpoint of %s: %w", coll, err)
-	}
-	ranges := append(bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(coll) + `\$(plan|range)\$`}}}}, stale...)
-	if _, err := cps.DeleteMany(ctx, ranges); err != nil {
-		return fmt.Errorf("remove the backfill ranges of %s: %w", coll, err)
-	}
-	return nil
+	return r.state.Forget(ctx, coll, v)
 }
 
 func uniqueStrings(list []string) []string {

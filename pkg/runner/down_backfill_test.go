@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -31,8 +32,8 @@ func TestBackfillTotalAfterDownAndUp(t *testing.T) {
 	if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	for round, opts := range []runner.BackfillOptions{{Batch: 4}, {Batch: 4}, {Batch: 2, Workers: 2}, {Batch: 4}} {
-		res, err := r.Backfill(ctx, opts)
+	for round, opts := range []backfill.Options{{Batch: 4}, {Batch: 4}, {Batch: 2, Workers: 2}, {Batch: 4}} {
+		res, err := backfill.Run(ctx, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

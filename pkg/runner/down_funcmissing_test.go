@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -50,7 +51,7 @@ func TestDownRefusesAMissingDowngradeFuncFirst(t *testing.T) {
 	if _, err := team.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := team.Backfill(ctx, runner.BackfillOptions{}); err != nil {
+	if _, err := backfill.Run(ctx, team, backfill.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	stock := newRunner(t, db, nameFuncFS)
@@ -59,8 +60,9 @@ func TestDownRefusesAMissingDowngradeFuncFirst(t *testing.T) {
 	before := len(sent)
 	mu.Unlock()
 	_, err := stock.DownTo(ctx, 0)
-	if !errors.Is(err, runner.ErrFuncMissing) || !strings.Contains(err.Error(), "func: restoreName") || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("DownTo(0) = %v, want ErrFuncMissing naming restoreName", err)
+	var fe *version.FuncMissingError
+	if !errors.Is(err, runner.ErrFuncMissing) || !errors.As(err, &fe) || fe.Func != "restoreName" || !fe.Downgrade || fe.Documents == 0 || !strings.Contains(err.Error(), "func: restoreName") {
+		t.Fatalf("DownTo(0) = %v, want a FuncMissingError naming restoreName's downgrade and the documents needing it", err)
 	}
 	if !errors.Is(planErr, runner.ErrFuncMissing) {
 		t.Errorf("PlanDown(0) = %v, want the same refusal", planErr)

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -48,13 +49,13 @@ func TestDownGuardsWhatTheDowngradeReads(t *testing.T) {
 	db := sandboxtest.Database(t, "app")
 	var mu sync.Mutex
 	var messages []string
-	r := newRunner(t, db, copyBackFS, runner.WithEvents(func(e runner.Event) {
-		if e.Kind == runner.EventDocuments {
+	r := newRunner(t, db, copyBackFS, runner.WithLogger(events.LoggerFunc(func(e events.Entry) {
+		if e, ok := e.(events.DocumentsDowngraded); ok {
 			mu.Lock()
-			messages = append(messages, e.Message)
+			messages = append(messages, e.String())
 			mu.Unlock()
 		}
-	}))
+	})))
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
@@ -89,12 +90,7 @@ func (p *downProgress) add(n int64) {
 	p.done += n
 	total := max(p.d.count, p.done)
 	rate := float64(p.done) / max(time.Since(p.start).Seconds(), 0.001)
-	msg := fmt.Sprintf("%s: %d of %d documents downgraded from version %d to %d, %.0f docs/s", p.d.coll, p.done, total, p.d.from, p.d.to, rate)
-	if left := total - p.done; left > 0 && rate > 0 {
-		eta := time.Duration(float64(left) / rate * float64(time.Second)).Round(time.Second)
-		msg += fmt.Sprintf(", %d left, ETA %s", left, eta)
-	}
-	p.r.cfg.events(Event{Kind: EventDowngradeProgress, Version: p.m.Version, File: p.m.File, Collection: p.d.coll, Count: p.done, Total: total, Message: msg})
+	p.r.cfg.log.Log(events.DowngradeProgress{Version: p.m.Version, File: p.m.File, Collection: p.d.coll, From: p.d.from, To: p.d.to, Count: p.done, Total: total, Rate: rate})
 }
 
 // noteGuardScans sends [EventDownGuardScans] once, before the first
@@ -120,8 +116,7 @@ func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
 	if g.Available {
 		return nil
 	}
-	r.cfg.events(Event{Kind: EventDownGuardScans, Total: n, Message: fmt.Sprintf("down downgrades %d documents, each written filtered on _id and the values it read of the fields its downgrade reads and changes, so that an application write made since down read the document is not overwritten (the lock keeps other mongomig runs out, not the application): %s, so each write scans its collection and down is slow here; the guards stay, progress follows",
-		n, g.Reason)})
+	r.cfg.log.Log(events.DownGuardScans{Total: n, Reason: g.Reason})
 	return nil
 }
 

@@ -12,29 +12,30 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // downEvents records the events of down's document pass.
 type downEvents struct {
 	mu       sync.Mutex
-	progress []runner.Event
-	notices  []runner.Event
-	order    []runner.EventKind
+	progress []events.DowngradeProgress
+	notices  []events.DownGuardScans
+	order    []string
 }
 
-func (d *downEvents) record(e runner.Event) {
+func (d *downEvents) Log(e events.Entry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch e.Kind {
-	case runner.EventDowngradeProgress:
+	switch e := e.(type) {
+	case events.DowngradeProgress:
 		d.progress = append(d.progress, e)
-	case runner.EventDownGuardScans:
+	case events.DownGuardScans:
 		d.notices = append(d.notices, e)
 	default:
 		return
 	}
-	d.order = append(d.order, e.Kind)
+	d.order = append(d.order, e.Kind())
 }
 
 // insertContacts inserts n users at version 2 of copyBackFS.
@@ -75,7 +76,7 @@ func countUsers(t *testing.T, db *mongo.Database) (v2, v0 int64) {
 func TestDownInterruptedInDocumentPass(t *testing.T) {
 	db := sandboxtest.Database(t, "app")
 	var ev downEvents
-	r := newRunner(t, db, copyBackFS, runner.WithEvents(ev.record))
+	r := newRunner(t, db, copyBackFS, runner.WithLogger(&ev))
 	if _, err := r.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +118,10 @@ func TestDownInterruptedInDocumentPass(t *testing.T) {
 	ev.mu.Lock()
 	if len(ev.progress) != 2 || ev.progress[0].Count != 50 || ev.progress[1].Count != 100 || ev.progress[1].Total != 120 {
 		t.Errorf("progress events %+v; want counts 50 and 100 of 120", ev.progress)
-	} else if msg := ev.progress[1].Message; !strings.HasPrefix(msg, "users: 100 of 120 documents downgraded from version 2 to 0, ") || !strings.Contains(msg, "20 left, ETA ") {
+	} else if msg := ev.progress[1].String(); !strings.HasPrefix(msg, "users: 100 of 120 documents downgraded from version 2 to 0, ") || !strings.Contains(msg, "20 left, ETA ") {
 		t.Errorf("progress message %q", msg)
 	}
-	if len(ev.notices) != 1 || ev.order[0] != runner.EventDownGuardScans || ev.notices[0].Total != 120 || !strings.Contains(ev.notices[0].Message, "each write scans its collection") {
+	if len(ev.notices) != 1 || ev.order[0] != "down.guardScans" || ev.notices[0].Total != 120 || !strings.Contains(ev.notices[0].String(), "each write scans its collection") {
 		t.Errorf("events %v, notices %+v; want one guard-scan notice for 120 documents, first", ev.order, ev.notices)
 	}
 	ev.progress, ev.notices, ev.order = nil, nil, nil
@@ -157,7 +158,7 @@ func TestDownInterruptedInDocumentPass(t *testing.T) {
 func TestDownProgressOnMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_down_progress", "no real MongoDB to show that down gives no guard-scan notice there (the sandbox's notice is checked by TestDownInterruptedInDocumentPass)")
 	var ev downEvents
-	r := newRunner(t, db, copyBackFS, runner.WithEvents(ev.record))
+	r := newRunner(t, db, copyBackFS, runner.WithLogger(&ev))
 	if _, err := r.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -36,7 +37,7 @@ func writes(cmds []bson.Raw) []string {
 func TestDownRefusesBeforeChangingAnything(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	_, planErr := r.PlanDown(ctx, 1)
@@ -94,7 +95,7 @@ func TestDownRefusesWithAnAppliedFileGone(t *testing.T) {
 func TestDownDowngradesDataBeforeValidatorsAndIndexes(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.DownTo(ctx, 3); err != nil { // 0004 first: it has no users upgrade
@@ -146,7 +147,7 @@ func TestDownDowngradesDataBeforeValidatorsAndIndexes(t *testing.T) {
 func TestDownPartwayMeansABackfillMarker(t *testing.T) {
 	ctx := context.Background()
 	db, _, r := sampleApplied(t)
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.DownTo(ctx, 3); err != nil {

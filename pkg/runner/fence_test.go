@@ -17,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -153,11 +154,11 @@ func TestLedgerTimeFenceOnlyWithoutTransactions(t *testing.T) {
 	log := &commandLog{}
 	db := sandboxtest.Connect(t, srv.URI(), log.monitor()).Database("app")
 	notices := 0
-	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) {
-		if e.Kind == runner.EventLedgerFence {
+	r := newRunner(t, db, samples(t), runner.WithLogger(events.LoggerFunc(func(e events.Entry) {
+		if _, ok := e.(events.LedgerFenceOnly); ok {
 			notices++
 		}
-	}))
+	})))
 	if _, err := r.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -237,11 +238,11 @@ func TestLedgerTransactionMongoDB(t *testing.T) {
 		t.Skipf("the server has no transactions (%v): the time fence is its guarantee", err)
 	}
 	notices := 0
-	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) {
-		if e.Kind == runner.EventLedgerFence {
+	r := newRunner(t, db, samples(t), runner.WithLogger(events.LoggerFunc(func(e events.Entry) {
+		if _, ok := e.(events.LedgerFenceOnly); ok {
 			notices++
 		}
-	}))
+	})))
 	if _, err := r.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/backfill"
 )
 
 // TestBackfillCountsEveryFractionalVersion: a version that is not a whole
@@ -36,7 +36,7 @@ func TestBackfillCountsEveryFractionalVersionMongoDB(t *testing.T) {
 	}
 }
 
-func checkFractional(t *testing.T, db *mongo.Database, opts runner.BackfillOptions) {
+func checkFractional(t *testing.T, db *mongo.Database, opts backfill.Options) {
 	ctx := context.Background()
 	r := newRunner(t, db, copyBackFS)
 	if _, err := r.Up(ctx); err != nil {
@@ -57,7 +57,7 @@ func checkFractional(t *testing.T, db *mongo.Database, opts runner.BackfillOptio
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Backfill(ctx, opts)
+	res, err := backfill.Run(ctx, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

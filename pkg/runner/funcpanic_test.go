@@ -8,7 +8,9 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -37,7 +39,7 @@ func TestBackfillCountsAFuncPanicAsThatDocumentsFailure(t *testing.T) {
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
+	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestBackfillCountsAFuncPanicAsThatDocumentsFailure(t *testing.T) {
 	if err := db.Collection("items").FindOne(ctx, bson.D{{Key: "i", Value: int32(7)}}).Decode(&seven); err != nil {
 		t.Fatal(err)
 	}
-	id, _ := lookupField(seven, "_id")
+	id, _ := bsonx.Lookup(seven, "_id")
 	c := res.Collections[0]
 	if !res.FailuresRemain() || c.Upgraded != 29 || len(c.Failed) != 1 {
 		t.Fatalf("upgraded %d, failed %+v; want 29 and one group", c.Upgraded, c.Failed)
@@ -57,7 +59,7 @@ func TestBackfillCountsAFuncPanicAsThatDocumentsFailure(t *testing.T) {
 	if want := "0001_count.yaml step 1 (func): func incN panicked: item 7 has no price"; !strings.Contains(g.Message, want) {
 		t.Errorf("message %q lacks %q", g.Message, want)
 	}
-	if _, upgraded := lookupField(seven, "migrated"); upgraded {
+	if _, upgraded := bsonx.Lookup(seven, "migrated"); upgraded {
 		t.Errorf("item 7 was written: %v", seven)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 	"github.com/mongomig/mongomig/pkg/version/versiontest"
@@ -84,10 +86,10 @@ func TestBackfillHostileStoredDocumentsMongoDB(t *testing.T) {
 
 var hostileModes = []struct {
 	name string
-	opts runner.BackfillOptions
-}{{"ServerSide", runner.BackfillOptions{ServerSide: true}}, {"ClientSide", runner.BackfillOptions{ClientSide: true}}}
+	opts backfill.Options
+}{{"ServerSide", backfill.Options{ServerSide: true}}, {"ClientSide", backfill.Options{ClientSide: true}}}
 
-func checkHostile(t *testing.T, db *mongo.Database, opts runner.BackfillOptions, mongodb bool) {
+func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongodb bool) {
 	ctx := context.Background()
 	r := newRunner(t, db, hostileFS)
 	if _, err := r.Up(ctx); err != nil {
@@ -110,7 +112,7 @@ func checkHostile(t *testing.T, db *mongo.Database, opts runner.BackfillOptions,
 			dups++
 		}
 	}
-	res, err := r.Backfill(ctx, opts)
+	res, err := backfill.Run(ctx, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +197,7 @@ func findUser(t *testing.T, db *mongo.Database, id any) bson.D {
 }
 
 func lookupMissing(d bson.D, key string) bool {
-	_, ok := lookupField(d, key)
+	_, ok := bsonx.Lookup(d, key)
 	return !ok
 }
 

@@ -169,26 +169,26 @@ func keyValue(doc bson.D, keys bson.D) ExtJSON {
 	return ExtJSON(b)
 }
 
-// abbreviate cuts a string to maxValueExcerpt characters; numbers,
+// abbreviate cuts a string to bsonx.MaxValueExcerpt characters; numbers,
 // booleans, null, ObjectIds and dates are kept; any other value whose
-// relaxed Extended JSON is longer than maxValueExcerpt becomes an excerpt
+// relaxed Extended JSON is longer than bsonx.MaxValueExcerpt becomes an excerpt
 // of that text.
 func abbreviate(v any) any {
 	switch x := v.(type) {
 	case nil, bool, int32, int64, float64, bson.ObjectID, bson.DateTime, bson.Decimal128, bson.Null:
 		return v
 	case string:
-		return excerpt(x, maxValueExcerpt)
+		return bsonx.Excerpt(x, bsonx.MaxValueExcerpt)
 	}
 	b, err := bson.MarshalExtJSON(bson.D{{Key: "v", Value: v}}, false, false)
 	if err != nil {
 		return "…"
 	}
 	text := string(b[len(`{"v":`) : len(b)-1])
-	if len([]rune(text)) <= maxValueExcerpt {
+	if len([]rune(text)) <= bsonx.MaxValueExcerpt {
 		return v
 	}
-	return excerpt(text, maxValueExcerpt)
+	return bsonx.Excerpt(text, bsonx.MaxValueExcerpt)
 }
 
 // indexKey is the index key of doc (each key path's value as canonical

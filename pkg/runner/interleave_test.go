@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -291,7 +292,7 @@ func (w *world) backfill(clientSide bool) error {
 	w.killBackfill = cancel
 	defer func() { w.killBackfill = nil }()
 	w.logf("backfill (client side %v) starts", clientSide)
-	_, err := w.runnerAt(w.applied).Backfill(ctx, runner.BackfillOptions{Collections: []string{"items"}, ClientSide: clientSide, ServerSide: !clientSide})
+	_, err := backfill.Run(ctx, w.runnerAt(w.applied), backfill.Options{Collections: []string{"items"}, ClientSide: clientSide, ServerSide: !clientSide})
 	w.logf("backfill ends: %v", err)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("backfill: %w", err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // ErrUnknownCollection is returned when a collection named by the caller
-// (validate or backfill --collection) is not one the migration files
-// describe for that purpose.
-var ErrUnknownCollection = errors.New("unknown collection")
+// is not one the migration files describe for that purpose; it is
+// [version.ErrUnknownCollection], which every product wraps.
+var ErrUnknownCollection = version.ErrUnknownCollection
 
 // InterruptedError is an Up or Down whose context was cancelled (SIGINT,
 // SIGTERM): it stopped at the next safe point, between two commands sent

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -36,7 +37,7 @@ func TestBackfillSurvivesASlowLeaseCheck(t *testing.T) {
 	insertItems(t, db, 60)
 	r := counterRunner(t, db)
 	slowed.Store(0)
-	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 10})
+	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 10})
 	if err != nil {
 		t.Fatalf("backfill under a live lease whose check was slow: %v", err)
 	}

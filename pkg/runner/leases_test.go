@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -16,8 +17,8 @@ func TestLeaseNamesItsCommand(t *testing.T) {
 	db := sandboxtest.Database(t, "app")
 	seen := map[string]string{} // command -> lease name, read while held
 	var r *runner.Runner
-	look := func(ev runner.Event) {
-		if ev.Kind != runner.EventApplyStart {
+	look := func(ev events.Entry) {
+		if _, ok := ev.(events.MigrationStarted); !ok {
 			return
 		}
 		leases, err := r.Leases(ctx)
@@ -29,7 +30,7 @@ func TestLeaseNamesItsCommand(t *testing.T) {
 			seen[l.Command] = l.Name
 		}
 	}
-	r = newRunner(t, db, samples(t), runner.WithEvents(look))
+	r = newRunner(t, db, samples(t), runner.WithLogger(events.LoggerFunc(look)))
 	if _, err := r.UpTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -21,7 +21,7 @@ import (
 // the same collection, so it never blocks a deploy.
 const lockID = lease.MigrationLock
 
-func backfillLockID(coll string) string { return "backfill:" + coll }
+func backfillLockID(coll string) string { return lease.Backfill(coll) }
 
 // LockInfo describes a lock holder.
 type LockInfo = lease.Info
@@ -39,40 +39,51 @@ type LockTimeoutError = lease.TimeoutError
 // [lease.ErrLost].
 var ErrLockLost = lease.ErrLost
 
-// EventLedgerFence: the server has no transactions, so the ledger write
-// is fenced by time only; Message says so, once per run.
-const EventLedgerFence EventKind = "ledger.timeFenceOnly"
-
 // held is the lease a run's context carries (see [Runner.withLockWait]).
 type held struct {
 	*lease.Held
 	// txn: ledger writes run in a transaction with the lease's token.
 	txn bool
+	// also are leases held besides this one while it is (a down's
+	// backfill leases, see holdBackfills): Fence checks them too.
+	also []lease.Locker
 }
 
-type lockKey struct{}
-
-// fence checks, before a write, the lease the context holds; without one
-// it allows the write.
-func fence(ctx context.Context) error {
-	if h, ok := ctx.Value(lockKey{}).(*held); ok {
-		return h.Fence(ctx)
+// Fence returns nil only while this lease and those held with it are
+// provably held.
+func (h *held) Fence(ctx context.Context) error {
+	if err := h.Held.Fence(ctx); err != nil {
+		return err
+	}
+	for _, l := range h.also {
+		if err := l.Fence(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// fence checks, before a write, the lease the context holds; without one
+// it allows the write.
+func fence(ctx context.Context) error { return lease.Fence(ctx) }
 
 // fencedWrite sends write, a ledger write, under the lease the context
 // holds: where the server has transactions in one transaction with the
 // lease's token (see [lease.Held.Transact]), elsewhere after the fence.
 func fencedWrite(ctx context.Context, write func(ctx context.Context) error) error {
-	h, ok := ctx.Value(lockKey{}).(*held)
-	switch {
-	case !ok:
+	l, ok := lease.From(ctx)
+	if !ok {
 		return write(ctx)
-	case h.txn:
+	}
+	if h, ok := l.(*held); ok && h.txn {
+		for _, o := range h.also {
+			if err := o.Fence(ctx); err != nil {
+				return err
+			}
+		}
 		return h.Transact(ctx, write)
 	}
-	if err := h.Fence(ctx); err != nil {
+	if err := l.Fence(ctx); err != nil {
 		return err
 	}
 	return write(ctx)
@@ -85,11 +96,20 @@ func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
 
 // leaseEvents turns the lease's events into the runner's.
 func (r *Runner) leaseEvents(e lease.Event) {
-	kind := map[lease.EventKind]EventKind{
-		lease.EventWaiting: EventLockWaiting, lease.EventTakenOver: EventLockTakenOver,
-		lease.EventAcquired: EventLockAcquired, lease.EventReleased: EventLockReleased,
-	}[e.Kind]
-	r.cfg.events(Event{Kind: kind, Message: e.Message})
+	holder := ""
+	if e.Holder != nil {
+		holder = e.Holder.Holder()
+	}
+	switch e.Kind {
+	case lease.EventWaiting:
+		r.cfg.log.Log(events.LockWaiting{Lease: e.Name, Holder: holder, Text: e.Message})
+	case lease.EventTakenOver:
+		r.cfg.log.Log(events.LockTakenOver{Lease: e.Name, Holder: holder, Text: e.Message})
+	case lease.EventAcquired:
+		r.cfg.log.Log(events.LockAcquired{Lease: e.Name, Text: e.Message})
+	case lease.EventReleased:
+		r.cfg.log.Log(events.LockReleased{Lease: e.Name, Text: e.Message})
+	}
 }
 
 // acquire takes the lease id, waiting at most wait for a live holder (0:
@@ -111,7 +131,7 @@ func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*h
 		}
 	}
 	if !txn {
-		r.cfg.events(Event{Kind: EventLedgerFence, Message: "the server has no transactions (standalone or FerretDB): the ledger write is fenced by the lease's clock only, not tied to the lock by a transaction"})
+		r.cfg.log.Log(events.LedgerFenceOnly{})
 	}
 	return &held{Held: h, txn: txn}, nil
 }
@@ -143,30 +163,16 @@ func (r *Runner) withLock(ctx context.Context, id string, fn func(ctx context.Co
 }
 
 // withLockWait is withLock waiting at most wait for a live holder.
-func (r *Runner) withLockWait(ctx context.Context, id string, wait time.Duration, fn func(ctx context.Context) error) (err error) {
-	h, err := r.acquire(ctx, id, wait)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if rerr := h.Release(ctx); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
-	lctx, cancel := context.WithCancelCause(context.WithValue(ctx, lockKey{}, h))
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-h.Lost():
-			cancel(ErrLockLost)
-		case <-lctx.Done():
-		}
-	}()
-	err = fn(lctx)
-	if err != nil && context.Cause(lctx) == ErrLockLost && !errors.Is(err, ErrLockLost) {
-		return fmt.Errorf("%w: %v", ErrLockLost, err)
-	}
-	return err
+func (r *Runner) withLockWait(ctx context.Context, id string, wait time.Duration, fn func(ctx context.Context) error) error {
+	return lease.With(ctx, r, id, wait, fn)
+}
+
+// Acquire takes the lease name of the lock collection, waiting at most
+// wait for a live holder (0: one attempt, a *LockTimeoutError if the lease
+// is held): the runner is the [lease.Acquirer] of the other products
+// (backfill's collection and range leases).
+func (r *Runner) Acquire(ctx context.Context, name string, wait time.Duration) (lease.Locker, error) {
+	return r.acquire(ctx, name, wait)
 }
 
 // LockStatus reports who holds the migration lock, if anyone, and whether

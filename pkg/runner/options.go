@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -25,7 +26,7 @@ type config struct {
 	versionField string
 	// versionFieldSet: WithVersionField was given.
 	versionFieldSet bool
-	events          func(Event)
+	log             events.Logger
 	owner           string
 	toolVersion     string
 	versionOpts     []version.Option
@@ -51,7 +52,7 @@ func defaultConfig() config {
 		lease:        DefaultLockLease,
 		wait:         DefaultLockWait,
 		versionField: version.DefaultField,
-		events:       func(Event) {},
+		log:          events.Discard,
 		owner:        fmt.Sprintf("%s-%d-%s", host, os.Getpid(), bsonx.RandomHex(4)),
 		toolVersion:  "dev",
 	}
@@ -137,13 +138,14 @@ func WithVersionOptions(opts ...version.Option) Option {
 	})
 }
 
-// WithEvents receives progress events; the runner never prints.
-func WithEvents(fn func(Event)) Option {
+// WithLogger receives what the runner does, as typed entries (see
+// package events); the runner never prints.
+func WithLogger(l events.Logger) Option {
 	return optionFunc(func(c *config) error {
-		if fn == nil {
-			return errors.New("nil event handler")
+		if l == nil {
+			return errors.New("nil logger")
 		}
-		c.events = fn
+		c.log = l
 		return nil
 	})
 }

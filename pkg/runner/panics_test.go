@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -27,13 +28,13 @@ func TestBackfillWorkerPanicIsReturned(t *testing.T) {
 			panic("a bug in a worker")
 		}
 	})
-	_, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	_, err := backfill.Run(ctx, r, backfill.Options{Batch: 5, Workers: 2})
 	var pe *runner.PanicError
 	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Where, "backfill worker ") || pe.Value != "a bug in a worker" || len(pe.Stack) == 0 {
 		t.Fatalf("err %v (%T), want a *runner.PanicError from a backfill worker", err, err)
 	}
 	runner.SetHook(r, nil)
-	res, err := r.Backfill(ctx, runner.BackfillOptions{Batch: 5, Workers: 2})
+	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 5, Workers: 2})
 	if err != nil || !res.Collections[0].Proven {
 		t.Fatalf("second run: %+v %v", res, err)
 	}

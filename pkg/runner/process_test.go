@@ -26,15 +26,12 @@ import (
 func TestMain(m *testing.M) {
 	if uri := os.Getenv("MONGOMIG_HELPER_URI"); uri != "" {
 		switch os.Getenv("MONGOMIG_HELPER_MODE") {
-		case "backfill", "down":
+		case "down":
 			client, err := mongo.Connect(options.Client().ApplyURI(uri))
 			if err != nil {
 				os.Exit(1)
 			}
-			if os.Getenv("MONGOMIG_HELPER_MODE") == "down" {
-				os.Exit(helperDown(client.Database("app")))
-			}
-			os.Exit(helperBackfill(client.Database("app")))
+			os.Exit(helperDown(client.Database("app")))
 		case "serve":
 			os.Exit(helperServe())
 		case "up-slow":

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
+	"github.com/mongomig/mongomig/internal/state"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -25,6 +28,7 @@ type Runner struct {
 	cfg        config
 	migrations []*migration.Migration
 	registry   *version.Registry
+	state      *state.Store
 	// hook, set only by tests (export_test.go), runs at points of a run so
 	// a test process can kill itself there.
 	hook func(point string, version int64, i int)
@@ -66,7 +70,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 		}
 		cfg.versionField = reg.Field()
 	}
-	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg}, nil
+	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db)}, nil
 }
 
 // InvalidFilesError is returned by [New] for a migration directory with
@@ -90,8 +94,31 @@ func (e *InvalidFilesError) Error() string {
 	return fmt.Sprintf("invalid migration files (%d error%s; nothing was applied):\n%s", e.Report.Errors, map[bool]string{true: "s"}[e.Report.Errors != 1], strings.Join(lines, "\n"))
 }
 
-// Migrations are the loaded migrations in version order.
-func (r *Runner) Migrations() []*migration.Migration { return r.migrations }
+// Migrations are the loaded migrations in version order (a copy of the
+// list; the migrations are shared and must not be modified).
+func (r *Runner) Migrations() []*migration.Migration { return slices.Clone(r.migrations) }
+
+// Database is the database the runner migrates.
+func (r *Runner) Database() *mongo.Database { return r.db }
+
+// AppliedVersion is the highest migration version the ledger records (0:
+// none).
+func (r *Runner) AppliedVersion(ctx context.Context) (int64, error) {
+	ledger, err := r.readLedger(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return maxApplied(ledger), nil
+}
+
+// LeaseDuration is how long the runner's leases live without a heartbeat.
+func (r *Runner) LeaseDuration() time.Duration { return r.cfg.lease }
+
+// LockWait is how long the runner waits for a lease another process holds.
+func (r *Runner) LockWait() time.Duration { return r.cfg.wait }
+
+// Logger is where the runner's entries go (see [WithLogger]).
+func (r *Runner) Logger() events.Logger { return r.cfg.log }
 
 // Registry is the version registry built from the same files.
 func (r *Runner) Registry() *version.Registry { return r.registry }

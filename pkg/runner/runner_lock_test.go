@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -57,8 +58,8 @@ func TestStaleLockTakenOverOnlyAfterExpiry(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var kinds []runner.EventKind
-	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) { kinds = append(kinds, e.Kind) }))
+	var kinds []string
+	r := newRunner(t, db, samples(t), runner.WithLogger(events.LoggerFunc(func(e events.Entry) { kinds = append(kinds, e.Kind()) })))
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -95,8 +96,8 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
-	var events []runner.Event
-	r := newRunner(t, db, samples(t), runner.WithEvents(func(e runner.Event) { events = append(events, e) }))
+	var logged []events.Entry
+	r := newRunner(t, db, samples(t), runner.WithLogger(events.LoggerFunc(func(e events.Entry) { logged = append(logged, e) })))
 
 	applied, err := r.Up(ctx)
 	if err != nil {
@@ -172,8 +173,9 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	}
 
 	var sawClientSide bool
-	for _, e := range events {
-		sawClientSide = sawClientSide || e.Kind == runner.EventClientSide
+	for _, e := range logged {
+		_, ok := e.(events.ValidatorClientSide)
+		sawClientSide = sawClientSide || ok
 	}
 	if !sawClientSide {
 		t.Error("no client-side-only event")
@@ -437,7 +439,7 @@ func TestOptionsValidate(t *testing.T) {
 	db := sandboxtest.Database(t, "app")
 	for _, o := range []runner.Option{
 		runner.WithLockLease(10 * time.Millisecond), runner.WithLockWait(-1), runner.WithLedgerCollection("system.x"),
-		runner.WithLockCollection(""), runner.WithEvents(nil), runner.WithOwner(""),
+		runner.WithLockCollection(""), runner.WithLogger(nil), runner.WithOwner(""),
 	} {
 		if _, err := runner.New(db, samples(t), o); err == nil {
 			t.Error("invalid option accepted")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -66,6 +68,12 @@ type CollectionStatus struct {
 	// WindowBranches says, while the window is open, what each document
 	// version is checked against.
 	WindowBranches []WindowBranch `json:"windowBranches,omitempty"`
+	// AboveCurrent counts the documents above CurrentVersion (with
+	// StatusOptions.Counts; with Check alone, 1 when there is any): a
+	// release newer than the applied migrations wrote them, or a backfill
+	// ran past a down. A release running the applied files cannot read
+	// them (version.TooNewError).
+	AboveCurrent int64 `json:"aboveCurrent,omitempty"`
 }
 
 // WindowBranch is one branch of an open validator window: documents at
@@ -91,8 +99,16 @@ type Status struct {
 	applied map[int64]LedgerEntry
 }
 
-// Clean reports whether nothing is pending or drifted (status --check).
-func (s *Status) Clean() bool { return s.Pending == 0 && s.Drifted == 0 }
+// Clean reports whether nothing is pending or drifted and no collection
+// holds documents above its current version (status --check).
+func (s *Status) Clean() bool {
+	for _, c := range s.Collections {
+		if c.AboveCurrent > 0 {
+			return false
+		}
+	}
+	return s.Pending == 0 && s.Drifted == 0
+}
 
 // Status reports applied, pending and drifted migrations and, per
 // collection, the validator in force and the document versions present.
@@ -106,6 +122,10 @@ type StatusOptions struct {
 	// every migrated collection; without it status reads the ledger, the
 	// backfill checkpoints and the leases only (Documents is then nil).
 	Counts bool
+	// Check looks, without counting, for a document above each
+	// collection's current version (one query with limit 1 each; see
+	// CollectionStatus.AboveCurrent).
+	Check bool
 }
 
 // StatusOf is [Runner.Status] with options.
@@ -116,6 +136,11 @@ func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, err
 	}
 	if st.Collections, err = r.collectionStatus(ctx, st.applied, opts.Counts); err != nil {
 		return nil, err
+	}
+	if opts.Check && !opts.Counts {
+		if err := r.findAboveCurrent(ctx, st.Collections); err != nil {
+			return nil, err
+		}
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {
 		return nil, err
@@ -221,6 +246,11 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 				return nil, err
 			}
 			cs.Documents = docs
+			for _, d := range docs {
+				if d.Invalid == "" && d.Version > cs.CurrentVersion {
+					cs.AboveCurrent += d.Count
+				}
+			}
 		}
 		top := maxApplied(ledger)
 		if cv := r.docVersionAt(name, top); cv > 0 && r.windowAt(name, top) != nil {
@@ -286,3 +316,22 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 // scanned), which is all `up` and `down` need to report where they left
 // the database.
 func (r *Runner) LedgerStatus(ctx context.Context) (*Status, error) { return r.status(ctx, false) }
+
+// findAboveCurrent sets AboveCurrent to 1 for each collection of colls
+// holding a document above its current version.
+func (r *Runner) findAboveCurrent(ctx context.Context, colls []CollectionStatus) error {
+	for i, c := range colls {
+		if r.registry.Current(c.Name) == 0 {
+			continue // its documents carry no version
+		}
+		err := r.db.Collection(c.Name).FindOne(ctx, r.registry.VersionAtLeast(c.CurrentVersion+1),
+			options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		switch {
+		case err == nil:
+			colls[i].AboveCurrent = 1
+		case !errors.Is(err, mongo.ErrNoDocuments):
+			return fmt.Errorf("look for %s documents above version %d: %w", c.Name, c.CurrentVersion, err)
+		}
+	}
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -140,7 +141,7 @@ func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
 		if err := r.markTightened(ctx, c.Collection); err != nil {
 			return nil, err
 		}
-		r.cfg.events(Event{Kind: EventCommand, Collection: c.Collection, Command: c.Name, Message: c.Collection + ": validator window closed (no document below the current version remains)"})
+		r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
 	}
 	return &Applied{Direction: "tighten", Commands: results, ClientSideValidators: clientSide}, nil
 }
@@ -196,7 +197,7 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 
 func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map[string]bool) (Applied, error) {
 	start := time.Now()
-	r.cfg.events(Event{Kind: EventApplyStart, Version: m.Version, File: m.File, Message: "applying " + m.File})
+	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "up"})
 	var opened []string
 	cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
 		v, open, err := r.windowFor(ctx, coll, m.Version)
@@ -225,7 +226,7 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	if r.hook != nil {
 		r.hook("recorded", m.Version, 0)
 	}
-	r.cfg.events(Event{Kind: EventApplyDone, Version: m.Version, File: m.File, Message: fmt.Sprintf("applied %s in %v", m.File, took.Round(time.Millisecond))})
+	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "up", Took: took})
 	return Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "up", DurationMS: took.Milliseconds(),
 		Commands: results, ClientSideValidators: clientSide}, nil
 }

@@ -24,14 +24,20 @@ package runner
 //     checkpoint's proven flag only says that a proof is worth trying.
 //  3. Whatever may make older documents exist again reopens the window:
 //     sending a window (up of a migration that changes the document
-//     version, down) clears the checkpoint's proven and tightened flags, so
-//     a later `up` closes it again only after a new backfill and a new proof.
+//     version, down) clears the checkpoint's proven and tightened flags and
+//     increments its generation (internal/state), so a later `up` closes it
+//     again only after a new backfill and a new proof, and a backfill's
+//     proof computed before the reopen is never recorded.
+//  4. Only this file writes the window's flags (tightened, generation);
+//     the backfill writes progress and a proof conditional on the
+//     generation it read.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/mongomig/mongomig/internal/state"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -146,16 +152,8 @@ func (r *Runner) provenNow(ctx context.Context, coll string, cv int64) (bool, er
 	return false, nil
 }
 
-func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*checkpoint, error) {
-	var cp checkpoint
-	err := r.db.Collection(BackfillCollection).FindOne(ctx, bson.D{{Key: "_id", Value: coll}}).Decode(&cp)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read backfill checkpoint of %s: %w", coll, err)
-	}
-	return &cp, nil
+func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*state.Checkpoint, error) {
+	return r.state.Read(ctx, coll)
 }
 
 // tightenCommands closes the windows that can close now: for each
@@ -202,28 +200,12 @@ func maxApplied(applied map[int64]LedgerEntry) int64 {
 
 // markTightened records that coll's window was closed.
 func (r *Runner) markTightened(ctx context.Context, coll string) error {
-	if err := fence(ctx); err != nil {
-		return err
-	}
-	_, err := r.db.Collection(BackfillCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: coll}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "tightened", Value: true}}}}, options.UpdateOne())
-	if err != nil {
-		return fmt.Errorf("record the tightened validator of %s: %w", coll, err)
-	}
-	return nil
+	return r.state.MarkTightened(ctx, coll)
 }
 
-// reopen clears the proof and the tightened flag of coll (invariant 3):
-// a window was sent, so older documents may exist again.
+// reopen clears the proof and the tightened flag of coll and increments
+// its generation (invariant 3): a window was sent, so older documents may
+// exist again, and a backfill's proof computed before now is not recorded.
 func (r *Runner) reopen(ctx context.Context, coll string) error {
-	if err := fence(ctx); err != nil {
-		return err
-	}
-	_, err := r.db.Collection(BackfillCollection).UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: coll}, {Key: "$or", Value: bson.A{bson.D{{Key: "proven", Value: true}}, bson.D{{Key: "tightened", Value: true}}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "proven", Value: false}, {Key: "tightened", Value: false}}}})
-	if err != nil {
-		return fmt.Errorf("reopen the validator window of %s: %w", coll, err)
-	}
-	return nil
+	return r.state.Reopen(ctx, coll)
 }

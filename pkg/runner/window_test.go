@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -34,7 +35,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 		p.WindowBranches[0] != (runner.WindowBranch{Version: 4, SchemaFrom: 2}) || p.WindowBranches[1] != (runner.WindowBranch{Version: 0, SchemaFrom: 2}) {
 		t.Errorf("posts window = %q %+v, want open with v4 and v0 both checked by 0002", p.Window, p.WindowBranches)
 	}
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := r.Plan(ctx, runner.Latest)
@@ -91,7 +92,7 @@ func TestValidatorWindowOnMongoDB(t *testing.T) {
 	if _, err := users.InsertOne(ctx, bson.D{{Key: "name", Value: "New"}, {Key: "version", Value: 3}}); !isValidationFailure(err) {
 		t.Errorf("window accepted an invalid current document: %v", err)
 	}
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.UpTo(ctx, 3); err != nil {
@@ -108,7 +109,7 @@ func TestValidatorWindowOnMongoDB(t *testing.T) {
 func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "Late"}, {Key: "email", Value: "late@x"}}); err != nil {
@@ -126,7 +127,7 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 		t.Fatalf("up tightened on a stale proof: %v", mods)
 	}
 	// Once the late document is upgraded too, the window closes.
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 || applied[0].Direction != "tighten" {
@@ -141,7 +142,7 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 func TestWindowReopensAfterDown(t *testing.T) {
 	ctx := context.Background()
 	_, rec, r := sampleApplied(t)
-	if _, err := r.Backfill(ctx, runner.BackfillOptions{Collections: []string{"users"}}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
 	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 {

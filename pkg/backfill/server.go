@@ -1,0 +1,259 @@
+package backfill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/lease"
+	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/version"
+)
+
+// serverWalk upgrades, with server-side updates only, the documents of a
+// collection at each version whose whole upgrade chain has an
+// update-operator form (version.ServerPlan): no document travels. It reads
+// the _ids of the documents at that version with one cursor, Batch at a
+// time, and upgrades each such _id range with one updateMany per unit of
+// the plan, so every write is bounded (Batch is capped by Rate, see
+// rateBatch), throttled by Rate, shows in
+// progress, and ctx and the deadline are honoured between two updates.
+// Each update's filter includes the version and the progress marker
+// (version.MarkerField) and its update advances the marker, so every
+// document gets each unit exactly once, even across crashes and concurrent
+// lazy upgrades (which resume from the marker). The last update sets the
+// version and removes the marker in one write. Transient errors are retried
+// with backoff and, once the retries run out, returned: never hidden by
+// falling back to the client path. Versions with a Go-only step (copy,
+// func), and the rest of a version whose update the server refuses for
+// some document, go through the client path.
+type serverWalk struct {
+	r         *backfiller
+	coll      *mongo.Collection
+	name      string
+	opts      Options
+	deadline  time.Time
+	start     time.Time
+	cb        *CollectionResult
+	cp        *checkpoint
+	remaining int64
+}
+
+func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
+	target := w.r.registry.Current(w.name)
+	for _, from := range w.r.registry.Versions(w.name) {
+		if from >= target {
+			continue
+		}
+		plan, ok := w.r.registry.ServerPlan(w.name, from)
+		if !ok {
+			continue
+		}
+		stopped, err := w.version(ctx, plan)
+		if stopped != "" || err == nil {
+			if stopped != "" {
+				return stopped, nil
+			}
+			continue
+		}
+		if errors.Is(err, lease.ErrLost) {
+			return "", err // not the server's refusal: the run stops
+		}
+		if probe.Transient(err) {
+			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)
+		}
+		// The server refused an update for some document: the client path
+		// walks what is left (resuming marked documents) and reports it.
+		w.cb.ServerSideNote = fmt.Sprintf("server-side upgrade from version %d stopped (%v); the rest went through the client", from, err)
+	}
+	return "", nil
+}
+
+// version upgrades the documents at plan.From, range by range.
+func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string, error) {
+	vm := w.r.registry.VersionIs(p.From)
+	var last any
+	var cur *mongo.Cursor
+	defer func() {
+		if cur != nil {
+			_ = cur.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	for {
+		if ctx.Err() != nil {
+			return "interrupted", nil
+		}
+		if !w.deadline.IsZero() && time.Now().After(w.deadline) {
+			return "deadline", nil
+		}
+		ids, err := w.ids(ctx, &cur, vm, last)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "interrupted", nil
+			}
+			return "", err
+		}
+		if len(ids) == 0 {
+			return "", nil
+		}
+		rng := bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: ids[0]}, {Key: "$lte", Value: ids[len(ids)-1]}}}}
+		n, stopped, err := w.r.runPlan(ctx, w.coll, p, rng, w.cb)
+		w.cb.Upgraded += n
+		w.cb.ServerSide += n
+		w.cp.Upgraded += n
+		if stopped != "" || err != nil {
+			return stopped, err
+		}
+		last = ids[len(ids)-1]
+		(&clientWalk{opts: w.opts, deadline: w.deadline, start: w.start, cb: w.cb}).throttle(ctx)
+		if w.opts.progress != nil {
+			left := int64(-1)
+			if w.remaining >= 0 {
+				left = max(w.remaining-w.cb.Upgraded, 0)
+			}
+			w.opts.progress(events.BackfillBatch{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
+		}
+		if len(ids) < w.opts.Batch {
+			return "", nil
+		}
+	}
+}
+
+// ids reads the next Batch _ids at the version matched by vm from one
+// cursor in _id order (*cur, opened after last when nil). A lost cursor is
+// reopened after last, with backoff, on transient errors.
+func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any) ([]any, error) {
+	var ids []any
+	err := retryTransient(ctx, func() error {
+		if *cur == nil {
+			filter := vm
+			if last != nil {
+				filter = bson.D{{Key: "$and", Value: bson.A{afterID(last, w.opts.ferretDB), vm}}}
+			}
+			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
+				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
+			w.cb.RoundTrips++
+			if err != nil {
+				return err
+			}
+			*cur = c
+		}
+		ids = ids[:0]
+		for len(ids) < w.opts.Batch {
+			if (*cur).RemainingBatchLength() == 0 && (*cur).ID() != 0 {
+				w.cb.RoundTrips++
+			}
+			if !(*cur).Next(ctx) {
+				break
+			}
+			// A copy: Current's bytes belong to the cursor and may be
+			// reused once it moves on.
+			id := (*cur).Current.Lookup("_id")
+			id.Value = bytes.Clone(id.Value)
+			ids = append(ids, id)
+		}
+		if err := (*cur).Err(); err != nil {
+			_ = (*cur).Close(context.WithoutCancel(ctx))
+			*cur = nil
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the _ids of %s after %v: %w", w.name, last, err)
+	}
+	return ids, nil
+}
+
+// withMarker adds $set {marker: p.Marker(k)} to an update.
+func withMarker(update bson.D, p *version.ServerPlan, k int) bson.D {
+	out := make(bson.D, 0, len(update)+1)
+	added := false
+	for _, e := range update {
+		if e.Key == "$set" {
+			set := append(append(bson.D{}, e.Value.(bson.D)...), bson.E{Key: version.MarkerField, Value: p.Marker(k)})
+			out = append(out, bson.E{Key: "$set", Value: set})
+			added = true
+			continue
+		}
+		out = append(out, e)
+	}
+	if !added {
+		out = append(out, bson.E{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k)}}})
+	}
+	return out
+}
+
+// runPlan applies plan p to the documents in range rng (an _id range), one
+// updateMany per unit. It stops between two updates when ctx ends (the
+// markers make that safe) and returns how many documents reached p.To.
+func (r *backfiller) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, rng bson.D, cb *CollectionResult) (int64, string, error) {
+	vm := r.registry.VersionIs(p.From)
+	update := func(filter, upd bson.D) (*mongo.UpdateResult, error) {
+		var res *mongo.UpdateResult
+		err := retryTransient(ctx, func() (err error) {
+			if err := lease.Fence(ctx); err != nil {
+				return err // the backfill lease may have expired: write nothing
+			}
+			res, err = coll.UpdateMany(context.WithoutCancel(ctx), filter, upd)
+			return err
+		})
+		cb.RoundTrips++
+		return res, err
+	}
+	for k, u := range p.Units {
+		if ctx.Err() != nil {
+			return 0, "interrupted", nil
+		}
+		filter := bson.D{{Key: "$and", Value: append(bson.A{rng, vm, p.MarkerIs(k)}, guardClauses(u.Guard)...)}}
+		if _, err := update(filter, withMarker(u.Update, p, k+1)); err != nil {
+			return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
+		}
+		if len(u.Guard) > 0 {
+			// Documents the guard excluded (a default whose field exists)
+			// only advance: exactly those (the guard's negation), so a
+			// document that appeared since the guarded update (an old
+			// application's insert) is not advanced past the step.
+			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k),
+				bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$and", Value: guardClauses(u.Guard)}}}}}}}}
+			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k + 1)}}}}); err != nil {
+				return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
+			}
+		}
+		if r.hook != nil {
+			r.hook("backfill.unit", p.From, k+1)
+		}
+	}
+	final := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(len(p.Units))}}}
+	res, err := update(final, bson.D{
+		{Key: "$set", Value: bson.D{{Key: r.registry.Field(), Value: versionNumber(p.To)}}},
+		{Key: "$unset", Value: bson.D{{Key: version.MarkerField, Value: ""}}},
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("final update: %w", err)
+	}
+	return res.ModifiedCount, "", nil
+}
+
+func guardClauses(g bson.D) bson.A {
+	out := bson.A{}
+	for _, e := range g {
+		out = append(out, bson.D{e})
+	}
+	return out
+}
+
+// versionNumber stores versions as version.Stamp does.
+func versionNumber(v int64) any {
+	if v <= 1<<31-1 {
+		return int32(v)
+	}
+	return v
+}

@@ -1,0 +1,59 @@
+package events
+
+import (
+	"fmt"
+	"time"
+)
+
+// What a backfill reports.
+type (
+	// BackfillBatch: after every batch (a range, on the server-side path).
+	// Upgraded counts documents upgraded by this run; Total includes
+	// earlier runs since the backfill to Target began; Remaining estimates
+	// the documents still below Target (-1: unknown).
+	BackfillBatch struct {
+		Collection      string
+		Target          int64
+		Upgraded, Total int64
+		Remaining       int64
+		Elapsed         time.Duration
+	}
+	// BackfillUnguarded: the server cannot evaluate a guarded write
+	// without a scan nor apply it atomically, so writes are filtered on
+	// _id alone; Reason says why.
+	BackfillUnguarded struct{ Reason string }
+	// BackfillSlowIDs: the server cannot find Collection's documents by
+	// _id through an index for their type (IDType), so every write by _id
+	// reads the whole collection.
+	BackfillSlowIDs struct{ Collection, IDType string }
+	// RangeLeaseLost: a worker lost the lease of the range it walked and
+	// goes on with the others.
+	RangeLeaseLost struct {
+		Collection string
+		Range      int
+		Err        error
+	}
+)
+
+func (BackfillBatch) Kind() string           { return "backfill.batch" }
+func (BackfillUnguarded) Kind() string       { return "backfill.unguarded" }
+func (BackfillSlowIDs) Kind() string         { return "backfill.slowIds" }
+func (RangeLeaseLost) Kind() string          { return "backfill.rangeLeaseLost" }
+func (BackfillBatch) Severity() Severity     { return Info }
+func (BackfillUnguarded) Severity() Severity { return Warning }
+func (BackfillSlowIDs) Severity() Severity   { return Warning }
+func (RangeLeaseLost) Severity() Severity    { return Notice }
+func (e BackfillBatch) String() string {
+	return fmt.Sprintf("%s: %d documents upgraded to version %d (%d in all)", e.Collection, e.Upgraded, e.Target, e.Total)
+}
+func (e BackfillUnguarded) String() string {
+	return "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + e.Reason +
+		"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"
+}
+func (e BackfillSlowIDs) String() string {
+	return fmt.Sprintf("%s: its _ids are of type %s (as the first stored document's), which FerretDB v1 cannot look up through an index (it does so only for string and ObjectId _ids): each write by _id reads the whole collection, so the backfill slows as the collection grows (see docs/sandbox.md)",
+		e.Collection, e.IDType)
+}
+func (e RangeLeaseLost) String() string {
+	return fmt.Sprintf("backfill of %s: range %d: %v; this worker wrote nothing more in it and goes on with the other ranges; whoever takes the range next resumes from its checkpoint", e.Collection, e.Range, e.Err)
+}
