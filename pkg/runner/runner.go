@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -47,7 +48,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	}
 	// Nothing is applied from a directory that does not lint: the same
 	// checks, the same messages.
-	report, ms, err := lint(fsys, cfg.versionOpts)
+	report, ms, err := lint.Load(fsys, cfg.versionOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -72,13 +73,13 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 // InvalidFilesError is returned by [New] for a migration directory with
 // lint errors; Report has every problem with its position.
 type InvalidFilesError struct {
-	Report *LintReport
+	Report *lint.Report
 }
 
 func (e *InvalidFilesError) Error() string {
 	var lines []string
 	for _, p := range e.Report.Problems {
-		if p.Severity != SeverityError {
+		if p.Severity != lint.SeverityError {
 			continue
 		}
 		l := p.Location() + ": " + p.Message
