@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -35,7 +35,7 @@ func runLint(o *output, g globals, opts ...version.Option) error {
 	if err != nil {
 		return err
 	}
-	r, err := runner.Lint(fsys, opts...)
+	r, err := lint.Lint(fsys, opts...)
 	if err != nil {
 		return err
 	}
@@ -52,10 +52,10 @@ func runLint(o *output, g globals, opts ...version.Option) error {
 	return nil
 }
 
-func renderLint(o *output, r *runner.LintReport) {
+func renderLint(o *output, r *lint.Report) {
 	for _, p := range r.Problems {
 		sev := o.red("error")
-		if p.Severity == runner.SeverityWarning {
+		if p.Severity == lint.SeverityWarning {
 			sev = o.yellow("warning")
 		}
 		o.printf("%s: %s: %s\n", o.bold(p.Location()), sev, p.Message)
@@ -138,7 +138,7 @@ func unwrapPathErr(err error) error {
 // filesChecked counts the migration files lint read: those that parsed
 // and those with problems of their own (a directory-wide problem, such as
 // an empty directory, names no file).
-func filesChecked(r *runner.LintReport) int {
+func filesChecked(r *lint.Report) int {
 	files := map[string]bool{}
 	for _, m := range r.Migrations {
 		files[m.File] = true

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -41,7 +42,7 @@ func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...run
 	// Invalid files are refused before anything connects (or creates a
 	// sandbox directory, or takes a lock): runner.New would refuse them
 	// the same way, after connecting.
-	rep, err := runner.Lint(fsys, e.cfg.VersionOptions...)
+	rep, err := lint.Lint(fsys, e.cfg.VersionOptions...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -25,16 +26,16 @@ var emptyFS = fstest.MapFS{
 // status and up to the migration before it still work.
 func TestEmptyMigrationIsRefused(t *testing.T) {
 	ctx := context.Background()
-	rep, err := runner.Lint(emptyFS)
+	rep, err := lint.Lint(emptyFS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The template's description is a warning too: it may be corrected
 	// after the migration is applied.
 	if rep.Errors != 0 || rep.Warnings != 2 || len(rep.Problems) != 2 ||
-		rep.Problems[0].Location() != "0002_add_user_status.yaml:1:1" || rep.Problems[0].Severity != runner.SeverityWarning ||
+		rep.Problems[0].Location() != "0002_add_user_status.yaml:1:1" || rep.Problems[0].Severity != lint.SeverityWarning ||
 		!strings.Contains(rep.Problems[0].Message, "template's placeholder") ||
-		rep.Problems[1].Location() != "0002_add_user_status.yaml:3:1" || rep.Problems[1].Severity != runner.SeverityWarning ||
+		rep.Problems[1].Location() != "0002_add_user_status.yaml:3:1" || rep.Problems[1].Severity != lint.SeverityWarning ||
 		!strings.Contains(rep.Problems[1].Message, "declares no collection") || !strings.Contains(rep.Problems[1].Hint, "fill in collections") {
 		t.Fatalf("lint: %d errors, %d warnings, %+v; want warnings at 1:1 (description) and 3:1 (collections)", rep.Errors, rep.Warnings, rep.Problems)
 	}

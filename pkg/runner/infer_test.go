@@ -13,6 +13,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -31,7 +32,7 @@ func inferBaseline(t *testing.T, db *mongo.Database, opts runner.InferOptions) (
 		t.Fatal(err)
 	}
 	fsys := fstest.MapFS{"0001_baseline.yaml": &fstest.MapFile{Data: file}}
-	lint, err := runner.Lint(fsys)
+	lint, err := lint.Lint(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}

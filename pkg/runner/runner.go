@@ -18,6 +18,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/state"
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -51,7 +52,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 	}
 	// Nothing is applied from a directory that does not lint: the same
 	// checks, the same messages.
-	report, ms, err := lint(fsys, cfg.versionOpts)
+	report, ms, err := lint.Load(fsys, cfg.versionOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +77,13 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 // InvalidFilesError is returned by [New] for a migration directory with
 // lint errors; Report has every problem with its position.
 type InvalidFilesError struct {
-	Report *LintReport
+	Report *lint.Report
 }
 
 func (e *InvalidFilesError) Error() string {
 	var lines []string
 	for _, p := range e.Report.Problems {
-		if p.Severity != SeverityError {
+		if p.Severity != lint.SeverityError {
 			continue
 		}
 		l := p.Location() + ": " + p.Message

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -183,13 +184,7 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 	}
 	// A pending migration that declares nothing is refused before anything
 	// is applied, as New refuses other lint errors.
-	empty := &LintReport{Problems: []Problem{}}
-	for _, m := range out {
-		if len(m.Collections) == 0 {
-			empty.add(emptyMigration(m, SeverityError))
-		}
-	}
-	if empty.Errors > 0 {
+	if empty := lint.Pending(out); !empty.OK() {
 		return nil, &InvalidFilesError{Report: empty}
 	}
 	return out, nil

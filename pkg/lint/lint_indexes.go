@@ -1,4 +1,4 @@
-package runner
+package lint
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 // m: when one of them did not parse, it is unknown, and only the reason
 // that does not depend on it (m's own upgrade) is given; the parse error
 // is reported anyway.
-func (r *LintReport) lintUniqueIndexes(ms []*migration.Migration, m *migration.Migration) {
+func (r *Report) lintUniqueIndexes(ms []*migration.Migration, m *migration.Migration) {
 	schemaKnown := true
 	for _, x := range ms {
 		if x.Broken && x.Version <= m.Version {

@@ -1,4 +1,4 @@
-package runner
+package lint
 
 import (
 	"cmp"
@@ -43,17 +43,17 @@ func (p Problem) Location() string {
 	return fmt.Sprintf("%s:%d:%d", migration.DisplayName(p.File), p.Line, p.Column)
 }
 
-// LintReport is the result of [Lint].
-type LintReport struct {
+// Report is the result of [Lint].
+type Report struct {
 	// Migrations lists the files that parsed, in version order.
-	Migrations []LintedFile `json:"migrations"`
-	Problems   []Problem    `json:"problems"`
-	Errors     int          `json:"errors"`
-	Warnings   int          `json:"warnings"`
+	Migrations []File    `json:"migrations"`
+	Problems   []Problem `json:"problems"`
+	Errors     int       `json:"errors"`
+	Warnings   int       `json:"warnings"`
 }
 
-// LintedFile identifies one migration that parsed.
-type LintedFile struct {
+// File identifies one migration that parsed.
+type File struct {
 	Version  int64  `json:"version"`
 	Name     string `json:"name"`
 	File     string `json:"file"`
@@ -61,7 +61,7 @@ type LintedFile struct {
 }
 
 // OK reports whether the directory has no errors (warnings allowed).
-func (r *LintReport) OK() bool { return r.Errors == 0 }
+func (r *Report) OK() bool { return r.Errors == 0 }
 
 // Lint checks every migration in fsys without a database: the file format
 // (package migration), the numbering, and every validator against MongoDB's
@@ -71,16 +71,18 @@ func (r *LintReport) OK() bool { return r.Errors == 0 }
 // opts configure the version registry the examples run with: register the
 // application's Go functions (version.WithFunc) so examples of func steps
 // are checked rather than skipped with a warning.
-func Lint(fsys fs.FS, opts ...version.Option) (*LintReport, error) {
-	r, _, err := lint(fsys, opts)
+func Lint(fsys fs.FS, opts ...version.Option) (*Report, error) {
+	r, _, err := Load(fsys, opts...)
 	return r, err
 }
 
-// lint is Lint that also returns the migrations it loaded, so New parses
-// the directory once.
-func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migration, error) {
+// Load is [Lint] that also returns the migrations it loaded, in version
+// order and as [migration.Load] returns them (files that did not parse
+// included, marked Broken), so a caller that goes on to use them, such as
+// runner.New, parses the directory once.
+func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, error) {
 	ms, err := migration.Load(fsys)
-	r := &LintReport{Migrations: []LintedFile{}, Problems: []Problem{}}
+	r := &Report{Migrations: []File{}, Problems: []Problem{}}
 	var perr migration.ErrorList
 	switch {
 	case errors.As(err, &perr):
@@ -96,7 +98,7 @@ func lint(fsys fs.FS, opts []version.Option) (*LintReport, []*migration.Migratio
 	}
 	for _, m := range ms {
 		if !m.Broken {
-			r.Migrations = append(r.Migrations, LintedFile{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
+			r.Migrations = append(r.Migrations, File{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum})
 		}
 		// Broken files are checked too, as far as they could be read, so
 		// one run shows every problem.
@@ -126,11 +128,11 @@ const templateDescription = "TODO say what this migration changes"
 // emptyMigration is the problem of a migration that declares no
 // collection, as `mongomig create` writes it: applied, it would change
 // nothing and be recorded as it is, and filling it in afterwards would be
-// drift. Up and Plan refuse it (an error) while it is pending; lint, which
-// cannot tell a pending file from one an earlier mongomig already applied
-// (whose file can no longer change), reports it as a warning, and New
-// lets it through, so that status, down and backfill work while it is
-// being written.
+// drift. Up and Plan refuse it (an error: [Pending]) while it is pending;
+// lint, which cannot tell a pending file from one an earlier mongomig
+// already applied (whose file can no longer change), reports it as a
+// warning, and runner.New lets it through, so that status, down and
+// backfill work while it is being written.
 func emptyMigration(m *migration.Migration, sev Severity) Problem {
 	pos := m.Position("/collections")
 	return Problem{Severity: sev, File: m.File, Line: pos.Line, Column: pos.Column,
@@ -138,7 +140,21 @@ func emptyMigration(m *migration.Migration, sev Severity) Problem {
 		Hint:    "fill in collections (as `mongomig create`'s template shows; docs/file-format.md) or delete the file; up applies nothing while a pending migration declares nothing"}
 }
 
-func (r *LintReport) add(p Problem) {
+// Pending checks migrations about to be applied for what refuses them
+// although [Lint] only warns: a migration that declares no collection is
+// an error here. Up and Plan call it on the pending migrations before
+// anything is applied.
+func Pending(ms []*migration.Migration) *Report {
+	r := &Report{Problems: []Problem{}}
+	for _, m := range ms {
+		if len(m.Collections) == 0 {
+			r.add(emptyMigration(m, SeverityError))
+		}
+	}
+	return r
+}
+
+func (r *Report) add(p Problem) {
 	r.Problems = append(r.Problems, p)
 	if p.Severity == SeverityError {
 		r.Errors++
@@ -147,7 +163,7 @@ func (r *LintReport) add(p Problem) {
 	}
 }
 
-func (r *LintReport) lintMigration(m *migration.Migration) {
+func (r *Report) lintMigration(m *migration.Migration) {
 	if len(m.Collections) == 0 && !m.Broken {
 		r.add(emptyMigration(m, SeverityWarning))
 	}

@@ -1,4 +1,4 @@
-package runner
+package lint
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 // must equal after (field order aside; the version field is ignored).
 // Examples whose upgrade needs a Go function this binary does not register
 // are reported as warnings, not checked.
-func (r *LintReport) lintExamples(ms []*migration.Migration, opts []version.Option) {
+func (r *Report) lintExamples(ms []*migration.Migration, opts []version.Option) {
 	var good []*migration.Migration
 	for _, m := range ms {
 		if !m.Broken {
@@ -67,7 +67,7 @@ func withoutBadValidators(ms []*migration.Migration) []*migration.Migration {
 // lintClosedSchema warns about a root schema with additionalProperties:
 // false that does not list _id (MongoDB then refuses every insert) or the
 // version field (every document mongomig stamps).
-func (r *LintReport) lintClosedSchema(reg *version.Registry, m *migration.Migration, c *migration.Collection) {
+func (r *Report) lintClosedSchema(reg *version.Registry, m *migration.Migration, c *migration.Collection) {
 	schema, ok := c.JSONSchema()
 	if !ok {
 		return
@@ -101,7 +101,7 @@ func (r *LintReport) lintClosedSchema(reg *version.Registry, m *migration.Migrat
 	}
 }
 
-func (r *LintReport) lintExample(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example) {
+func (r *Report) lintExample(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example) {
 	p := Problem{Severity: SeverityError, File: m.File, Line: ex.Pos.Line, Column: ex.Pos.Column, Collection: c.Name}
 	got := ex.Before
 	if len(c.Upgrade) > 0 {
@@ -131,7 +131,7 @@ func (r *LintReport) lintExample(reg *version.Registry, ms []*migration.Migratio
 // lintExampleValid checks that after, stamped with this migration's
 // version as a real document would be, satisfies the validator in force
 // at this migration.
-func (r *LintReport) lintExampleValid(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example, p Problem) {
+func (r *Report) lintExampleValid(reg *version.Registry, ms []*migration.Migration, m *migration.Migration, c *migration.Collection, i int, ex migration.Example, p Problem) {
 	state := migration.StateBefore(ms, c.Name, m.Version+1)
 	schemaDoc, ok := (&migration.Collection{Validator: state.Validator}).JSONSchema()
 	if !ok {

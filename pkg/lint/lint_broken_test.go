@@ -1,10 +1,10 @@
-package runner_test
+package lint_test
 
 import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/lint"
 )
 
 // TestLintNoWarningFromABrokenEarlierFile: 0001 requires mail but does not
@@ -18,7 +18,7 @@ func TestLintNoWarningFromABrokenEarlierFile(t *testing.T) {
 		"0001_a.yaml": {Data: []byte("description: x\ncollections:\n  customers:\n    validator:\n      $jsonSchema:\n        bsonType: object\n        required: [mail\n        properties:\n          mail: {bsonType: string}\n")},
 		"0002_b.yaml": {Data: []byte(index)},
 	}
-	rep, err := runner.Lint(broken)
+	rep, err := lint.Lint(broken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLintNoWarningFromABrokenEarlierFile(t *testing.T) {
 		"0001_a.yaml": {Data: []byte("collections:\n  customers:\n    validator: {$jsonSchema: {bsonType: object}}\n")},
 		"0002_b.yaml": {Data: []byte(index)},
 	}
-	if rep, err = runner.Lint(plain); err != nil {
+	if rep, err = lint.Lint(plain); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Errors != 0 || rep.Warnings != 1 || rep.Problems[0].Location() != "0002_b.yaml:5:11" {

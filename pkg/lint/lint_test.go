@@ -1,4 +1,4 @@
-package runner_test
+package lint_test
 
 import (
 	"os"
@@ -6,12 +6,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
 func TestLintSamplesAreClean(t *testing.T) {
-	r, err := runner.Lint(os.DirFS("../../migrations"))
+	r, err := lint.Lint(os.DirFS("../../migrations"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestLintMapsSchemaErrorsToLines(t *testing.T) {
 		"0001_users.yaml":  {Data: []byte(src)},
 		"0002_broken.yaml": {Data: []byte("collections:\n  users:\n    validationAction: block\n")},
 	}
-	r, err := runner.Lint(fsys)
+	r, err := lint.Lint(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestLintMapsSchemaErrorsToLines(t *testing.T) {
 }
 
 func TestLintEmptyDirectoryWarns(t *testing.T) {
-	r, err := runner.Lint(fstest.MapFS{"README.md": {Data: []byte("x")}})
+	r, err := lint.Lint(fstest.MapFS{"README.md": {Data: []byte("x")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestLintExamples(t *testing.T) {
         after: {}
 `
 	withFunc := strings.Replace(src, "    upgrade:", "    examples:\n      - before: {email: e}\n        after: {contact: {email: e}, status: active}\n    upgrade:", 1)
-	r, err := runner.Lint(fstest.MapFS{"0001_a.yaml": {Data: []byte(withFunc)}, "0002_b.yaml": {Data: []byte(bad)}})
+	r, err := lint.Lint(fstest.MapFS{"0001_a.yaml": {Data: []byte(withFunc)}, "0002_b.yaml": {Data: []byte(bad)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestLintExampleMustBeValidAndClosedSchemas(t *testing.T) {
       - before: {qty: 0}
         after: {qty: 0, currency: USD}
 `
-	r, err := runner.Lint(fstest.MapFS{"0001_orders.yaml": {Data: []byte(src)}})
+	r, err := lint.Lint(fstest.MapFS{"0001_orders.yaml": {Data: []byte(src)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
         - {keys: {contact.email: 1}, unique: true}
 `)},
 	}
-	r, err := runner.Lint(fsys)
+	r, err := lint.Lint(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,14 +230,14 @@ func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
 // `set: {version: 7}` linted clean and the backfill stamped 2).
 func TestLintRefusesStepsOnTheVersionField(t *testing.T) {
 	fsys := fstest.MapFS{"0001_a.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - set: {_v: 7, version: 7}\n")}}
-	r, err := runner.Lint(fsys, version.WithField("_v"))
+	r, err := lint.Lint(fsys, version.WithField("_v"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Errors != 1 || r.Problems[0].Location() != "0001_a.yaml:4:15" || !strings.Contains(r.Problems[0].Message, `cannot write "_v"`) || r.Problems[0].Hint == "" {
 		t.Errorf("got %+v, want one error at 0001_a.yaml:4:15 for _v, with a hint", r.Problems)
 	}
-	if r, err := runner.Lint(fsys, version.WithField("v2")); err != nil || !r.OK() {
+	if r, err := lint.Lint(fsys, version.WithField("v2")); err != nil || !r.OK() {
 		t.Errorf("with another version field: %+v, %v", r, err)
 	}
 }
