@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/inspect"
 )
 
 func analyzeCommand(e *env) *cli.Command {
@@ -42,8 +42,8 @@ func analyzeCommand(e *env) *cli.Command {
 	}
 }
 
-func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (runner.AnalyzeOptions, string, string, error) {
-	o := runner.AnalyzeOptions{Collections: c.StringSlice("collection"), Sample: c.Int64("sample"),
+func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (inspect.AnalyzeOptions, string, string, error) {
+	o := inspect.AnalyzeOptions{Collections: c.StringSlice("collection"), Sample: c.Int64("sample"),
 		SizeWarn: c.Float64("size-warn"), ArrayWarn: c.Int("array-warn"), GrowthWarn: c.Float64("growth-warn"), SparseBelow: c.Float64("sparse-below")}
 	format := c.String("format")
 	if jsonFlag && !c.IsSet("format") {
@@ -64,14 +64,14 @@ func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (runner.AnalyzeOptions, st
 	return o, format, c.String("out"), nil
 }
 
-func (e *env) runAnalyze(ctx context.Context, opts runner.AnalyzeOptions, format, out string) error {
+func (e *env) runAnalyze(ctx context.Context, opts inspect.AnalyzeOptions, format, out string) error {
 	db, closeDB, err := e.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
 	opts.Progress = e.progress()
-	a, err := runner.Analyze(ctx, db, opts)
+	a, err := inspect.Analyze(ctx, db, opts)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (e *env) runAnalyze(ctx context.Context, opts runner.AnalyzeOptions, format
 	return writeAnalysisText(w, a)
 }
 
-func writeAnalysisText(w io.Writer, a *runner.Analysis) error {
+func writeAnalysisText(w io.Writer, a *inspect.Analysis) error {
 	fmt.Fprintf(w, "analysis of database %s: %s in %s\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
 		fmt.Fprintf(w, "\n%s  %s  size p50 %s, p99 %s, max %s  depth %d  fields max %d, mean %.1f\n",
@@ -113,7 +113,7 @@ func writeAnalysisText(w io.Writer, a *runner.Analysis) error {
 	return nil
 }
 
-func writeAnalysisMarkdown(w io.Writer, a *runner.Analysis) error {
+func writeAnalysisMarkdown(w io.Writer, a *inspect.Analysis) error {
 	fmt.Fprintf(w, "# Analysis of database %s\n\n%s in %s.\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
 		fmt.Fprintf(w, "\n## %s\n\n| measure | value |\n|---|---|\n", c.Collection)
@@ -133,7 +133,7 @@ func writeAnalysisMarkdown(w io.Writer, a *runner.Analysis) error {
 }
 
 // analysisLines are the label/value lines of a collection's measurements.
-func analysisLines(c *runner.CollectionAnalysis) [][2]string {
+func analysisLines(c *inspect.CollectionAnalysis) [][2]string {
 	var lines [][2]string
 	var vs []string
 	for _, v := range c.Versions {
@@ -167,11 +167,11 @@ func analysisLines(c *runner.CollectionAnalysis) [][2]string {
 	return lines
 }
 
-func readLabel(c *runner.CollectionAnalysis) string {
+func readLabel(c *inspect.CollectionAnalysis) string {
 	switch c.Read {
-	case runner.ReadSample:
+	case inspect.ReadSample:
 		return fmt.Sprintf("%d sampled of ~%d", c.Documents, c.Total)
-	case runner.ReadFirst:
+	case inspect.ReadFirst:
 		return fmt.Sprintf("first %d of ~%d", c.Documents, c.Total)
 	}
 	return count(c.Documents, "document")

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 
+	"github.com/mongomig/mongomig/pkg/inspect"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -70,6 +71,9 @@ func exitCode(err error) int {
 		return ExitLock
 	}
 	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
+		return ExitUsage
+	}
+	if errors.Is(err, inspect.ErrUnknownCollection) {
 		return ExitUsage
 	}
 	var list migration.ErrorList

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/inspect"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 func initCommand(e *env) *cli.Command {
@@ -24,7 +24,7 @@ func initCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "infer only collection `C` (repeatable); default: every collection but system.* and mongomig_*"},
 			&cli.Int64Flag{Name: "sample", Usage: "read `N` documents per collection: a uniform $sample, or the first N in _id order where the server has no $sample", DefaultText: "all"},
-			&cli.IntFlag{Name: "enum-max", Value: runner.DefaultEnumMax, Usage: "most distinct values a string field may have to get an enum (`N`; 0: no enums)"},
+			&cli.IntFlag{Name: "enum-max", Value: inspect.DefaultEnumMax, Usage: "most distinct values a string field may have to get an enum (`N`; 0: no enums)"},
 			&cli.StringFlag{Name: "validation-level", Value: "moderate", Usage: "validationLevel of the baseline: off, moderate or strict"},
 			&cli.StringFlag{Name: "validation-action", Value: "warn", Usage: "validationAction of the baseline: warn or error"},
 			&cli.StringFlag{Name: "out", Usage: "write the migration to `FILE` instead of the next numbered file in --dir"},
@@ -44,8 +44,8 @@ func initCommand(e *env) *cli.Command {
 }
 
 type initOptions struct {
-	infer  runner.InferOptions
-	file   runner.FileOptions
+	infer  inspect.InferOptions
+	file   inspect.FileOptions
 	out    string
 	sample int64
 }
@@ -60,7 +60,7 @@ func parseInitFlags(c *cli.Context) (initOptions, error) {
 	case enumMax < 0:
 		return o, usageError(fmt.Errorf("--enum-max %d: give 0 (no enums) or a positive number", enumMax))
 	case enumMax == 0:
-		enumMax = -1 // runner: negative disables
+		enumMax = -1 // inspect: negative disables
 	}
 	level, action := c.String("validation-level"), c.String("validation-action")
 	if level != "off" && level != "moderate" && level != "strict" {
@@ -72,15 +72,15 @@ func parseInitFlags(c *cli.Context) (initOptions, error) {
 	if c.Int("examples") < 0 {
 		return o, usageError(fmt.Errorf("--examples %d: give a number of documents", c.Int("examples")))
 	}
-	o.infer = runner.InferOptions{Collections: c.StringSlice("collection"), Sample: o.sample, EnumMax: enumMax, Examples: c.Int("examples")}
-	o.file = runner.FileOptions{Level: migration.Level(level), Action: migration.Action(action)}
+	o.infer = inspect.InferOptions{Collections: c.StringSlice("collection"), Sample: o.sample, EnumMax: enumMax, Examples: c.Int("examples")}
+	o.file = inspect.FileOptions{Level: migration.Level(level), Action: migration.Action(action)}
 	return o, nil
 }
 
 // initResult is init's --json output.
 type initResult struct {
 	File string `json:"file"`
-	*runner.Inference
+	*inspect.Inference
 }
 
 func (e *env) runInit(ctx context.Context, o initOptions) error {
@@ -107,7 +107,7 @@ func (e *env) runInit(ctx context.Context, o initOptions) error {
 	}
 	defer closeDB()
 	o.infer.Progress = e.progress()
-	inf, err := runner.Infer(ctx, db, o.infer)
+	inf, err := inspect.Infer(ctx, db, o.infer)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func writeNew(path string, data []byte) error {
 	return nil
 }
 
-func (e *env) renderInit(path string, inf *runner.Inference, o initOptions) {
+func (e *env) renderInit(path string, inf *inspect.Inference, o initOptions) {
 	out := e.out
 	out.printf("%s %s (database %s)\n", out.green("wrote"), path, inf.Database)
 	var rows [][]cell
@@ -156,9 +156,9 @@ func (e *env) renderInit(path string, inf *runner.Inference, o initOptions) {
 	for _, c := range inf.Collections {
 		read := count(c.Documents, "document")
 		switch c.Read {
-		case runner.ReadSample:
+		case inspect.ReadSample:
 			read = fmt.Sprintf("%d sampled of ~%d", c.Documents, c.Total)
-		case runner.ReadFirst:
+		case inspect.ReadFirst:
 			read = fmt.Sprintf("first %d of ~%d", c.Documents, c.Total)
 		}
 		note := ""
@@ -194,7 +194,7 @@ func (e *env) renderInit(path string, inf *runner.Inference, o initOptions) {
 
 // describeMixed is "double 195, string 5 (string: id1, id2)": the counts,
 // and example _ids of every type but the most frequent.
-func describeMixed(m runner.MixedType) string {
+func describeMixed(m inspect.MixedType) string {
 	var counts, examples []string
 	for i, t := range m.Types {
 		counts = append(counts, fmt.Sprintf("%s %d", t.Type, t.Count))

@@ -65,25 +65,7 @@ func dropIndexCommand(coll, name string) Command {
 }
 
 func createIndexCommand(coll string, idx migration.Index) Command {
-	spec := bson.D{{Key: "key", Value: idx.Keys}, {Key: "name", Value: idx.Name}}
-	if idx.Unique {
-		spec = append(spec, bson.E{Key: "unique", Value: true})
-	}
-	if idx.Sparse {
-		spec = append(spec, bson.E{Key: "sparse", Value: true})
-	}
-	if idx.Hidden {
-		spec = append(spec, bson.E{Key: "hidden", Value: true})
-	}
-	if idx.ExpireAfterSeconds != nil {
-		spec = append(spec, bson.E{Key: "expireAfterSeconds", Value: *idx.ExpireAfterSeconds})
-	}
-	if idx.PartialFilterExpression != nil {
-		spec = append(spec, bson.E{Key: "partialFilterExpression", Value: idx.PartialFilterExpression})
-	}
-	if idx.Collation != nil {
-		spec = append(spec, bson.E{Key: "collation", Value: idx.Collation})
-	}
+	spec := bsonx.IndexSpec(idx)
 	return newCommand(coll, "createIndexes", idx.Name, bson.D{{Key: "createIndexes", Value: coll}, {Key: "indexes", Value: bson.A{spec}}})
 }
 

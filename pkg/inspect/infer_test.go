@@ -1,7 +1,8 @@
-package runner_test
+package inspect_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,30 +15,31 @@ import (
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/lint"
+	"github.com/mongomig/mongomig/pkg/inspect"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // inferBaseline infers db's baseline and checks the file it writes: it
 // lints without error, and validating the same documents against it finds
 // no failure.
-func inferBaseline(t *testing.T, db *mongo.Database, opts runner.InferOptions) (*runner.Inference, string) {
+func inferBaseline(t *testing.T, db *mongo.Database, opts inspect.InferOptions) (*inspect.Inference, string) {
 	t.Helper()
 	ctx := context.Background()
-	inf, err := runner.Infer(ctx, db, opts)
+	inf, err := inspect.Infer(ctx, db, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := inf.File("0001_baseline.yaml", runner.FileOptions{})
+	file, err := inf.File("0001_baseline.yaml", inspect.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fsys := fstest.MapFS{"0001_baseline.yaml": &fstest.MapFile{Data: file}}
-	lint, err := lint.Lint(fsys)
+	lrep, err := lint.Lint(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lint.Errors != 0 || lint.Warnings != 0 {
-		t.Fatalf("the baseline does not lint cleanly: %+v\n%s", lint.Problems, file)
+	if lrep.Errors != 0 || lrep.Warnings != 0 {
+		t.Fatalf("the baseline does not lint cleanly: %+v\n%s", lrep.Problems, file)
 	}
 	rep, err := newRunner(t, db, fsys).Report(ctx, runner.ReportOptions{})
 	if err != nil {
@@ -51,7 +53,7 @@ func inferBaseline(t *testing.T, db *mongo.Database, opts runner.InferOptions) (
 	return inf, string(file)
 }
 
-func inferred(t *testing.T, inf *runner.Inference, name string) *runner.InferredCollection {
+func inferred(t *testing.T, inf *inspect.Inference, name string) *inspect.InferredCollection {
 	t.Helper()
 	for _, c := range inf.Collections {
 		if c.Name == name {
@@ -81,12 +83,12 @@ func TestInitInfersSampleData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	inf, file := inferBaseline(t, db, runner.InferOptions{})
+	inf, file := inferBaseline(t, db, inspect.InferOptions{})
 	if len(inf.Collections) != 4 {
 		t.Fatalf("collections = %d, want 4", len(inf.Collections))
 	}
 	users := inferred(t, inf, "users")
-	if users.Documents != 40 || users.Read != runner.ReadAll || len(users.MixedTypes) != 0 {
+	if users.Documents != 40 || users.Read != inspect.ReadAll || len(users.MixedTypes) != 0 {
 		t.Errorf("users = %+v", users)
 	}
 	if len(users.Indexes) != 1 || users.Indexes[0].Name != "recent" || users.Indexes[0].Unique {
@@ -151,7 +153,7 @@ func TestInitNamesMixedTypes(t *testing.T) {
 	if _, err := db.Collection("things").InsertMany(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	inf, file := inferBaseline(t, db, runner.InferOptions{Examples: 4})
+	inf, file := inferBaseline(t, db, inspect.InferOptions{Examples: 4})
 	things := inferred(t, inf, "things")
 	got := map[string]string{}
 	for _, m := range things.MixedTypes {
@@ -222,20 +224,23 @@ func TestInitSampleWithoutServerSample(t *testing.T) {
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	inf, err := runner.Infer(ctx, db, runner.InferOptions{Collections: []string{"users"}, Sample: 10})
+	inf, err := inspect.Infer(ctx, db, inspect.InferOptions{Collections: []string{"users"}, Sample: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	users := inferred(t, inf, "users")
-	if users.Read != runner.ReadFirst || users.Documents != 10 || users.Total != 40 {
+	if users.Read != inspect.ReadFirst || users.Documents != 10 || users.Total != 40 {
 		t.Errorf("users = %+v", users)
 	}
 	if len(inf.Warnings) != 1 || !strings.Contains(inf.Warnings[0], "first 10 documents") || !strings.Contains(inf.Warnings[0], "$sample") {
 		t.Errorf("warnings = %q", inf.Warnings)
 	}
-	_, err = runner.Infer(ctx, db, runner.InferOptions{Collections: []string{"user"}})
+	_, err = inspect.Infer(ctx, db, inspect.InferOptions{Collections: []string{"user"}})
 	if err == nil || !strings.Contains(err.Error(), "user does not exist; the database has comments, orders, posts, users") {
 		t.Errorf("unknown collection: %v", err)
+	}
+	if !errors.Is(err, inspect.ErrUnknownCollection) {
+		t.Errorf("unknown collection: %v is no ErrUnknownCollection", err)
 	}
 }
 
@@ -255,7 +260,7 @@ func TestInitBaselineUpKeepsExistingIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := indexSpecs(t, db.Collection("orders"))
-	_, file := inferBaseline(t, db, runner.InferOptions{Collections: []string{"orders"}})
+	_, file := inferBaseline(t, db, inspect.InferOptions{Collections: []string{"orders"}})
 	r := newRunner(t, db, fstest.MapFS{"0001_baseline.yaml": &fstest.MapFile{Data: []byte(file)}})
 	applied, err := r.Up(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package runner_test
+package inspect_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/inspect"
 )
 
 // plainScan is the baseline of the init and analyze benchmarks: the
@@ -48,11 +48,11 @@ func BenchmarkInferEndToEnd(b *testing.B) {
 	loadOrders(b, db, n)
 	b.Run("mongomig", func(b *testing.B) {
 		for b.Loop() {
-			inf, err := runner.Infer(ctx, db, runner.InferOptions{Collections: []string{"orders"}})
+			inf, err := inspect.Infer(ctx, db, inspect.InferOptions{Collections: []string{"orders"}})
 			if err != nil || inf.Collections[0].Documents != n {
 				b.Fatalf("%+v %v", inf, err)
 			}
-			if _, err := inf.File("0001_baseline.yaml", runner.FileOptions{}); err != nil {
+			if _, err := inf.File("0001_baseline.yaml", inspect.FileOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -75,7 +75,7 @@ func BenchmarkAnalyzeEndToEnd(b *testing.B) {
 	loadOrders(b, db, n)
 	b.Run("mongomig", func(b *testing.B) {
 		for b.Loop() {
-			a, err := runner.Analyze(ctx, db, runner.AnalyzeOptions{Collections: []string{"orders"}})
+			a, err := inspect.Analyze(ctx, db, inspect.AnalyzeOptions{Collections: []string{"orders"}})
 			if err != nil || a.Collections[0].Documents != n {
 				b.Fatalf("%+v %v", a, err)
 			}
@@ -102,7 +102,7 @@ func BenchmarkInferMemory(b *testing.B) {
 			var peak uint64
 			for b.Loop() {
 				peak = max(peak, peakHeap(func() {
-					inf, err := runner.Infer(ctx, db, runner.InferOptions{Collections: []string{"orders"}})
+					inf, err := inspect.Infer(ctx, db, inspect.InferOptions{Collections: []string{"orders"}})
 					if err != nil || inf.Collections[0].Documents != int64(n) {
 						b.Fatalf("%+v %v", inf, err)
 					}

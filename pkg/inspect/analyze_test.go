@@ -1,4 +1,4 @@
-package runner_test
+package inspect_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/inspect"
 )
 
 // TestAnalyzeFlagsRisks: a bloated collection, an array that grows with
@@ -25,15 +25,15 @@ func TestAnalyzeFlagsRisks(t *testing.T) {
 	}
 	big := loadRisky(t, db)
 
-	a, err := runner.Analyze(ctx, db, runner.AnalyzeOptions{SizeWarn: 0.03})
+	a, err := inspect.Analyze(ctx, db, inspect.AnalyzeOptions{SizeWarn: 0.03})
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]*runner.CollectionAnalysis{}
+	by := map[string]*inspect.CollectionAnalysis{}
 	for _, c := range a.Collections {
 		by[c.Collection] = c
 	}
-	kinds := func(c *runner.CollectionAnalysis) string {
+	kinds := func(c *inspect.CollectionAnalysis) string {
 		var k []string
 		for _, r := range c.Risks {
 			k = append(k, r.Kind+":"+r.Path)
@@ -41,7 +41,7 @@ func TestAnalyzeFlagsRisks(t *testing.T) {
 		return strings.Join(k, " ")
 	}
 	b := by["bloated"]
-	if kinds(b) != "size:" || b.Size.Largest[0].ID != runner.ExtJSON(`{"$oid":"`+big.Hex()+`"}`) || b.Size.Max < 600<<10 || b.Size.Max > 601<<10 {
+	if kinds(b) != "size:" || b.Size.Largest[0].ID != inspect.ExtJSON(`{"$oid":"`+big.Hex()+`"}`) || b.Size.Max < 600<<10 || b.Size.Max > 601<<10 {
 		t.Errorf("bloated = %+v, risks %s", b.Size, kinds(b))
 	}
 	if b.Size.P50 < 20<<10 || float64(b.Size.P50) > 1.02*float64(21<<10) {

@@ -1,8 +1,9 @@
-package runner
+package inspect
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -91,6 +92,15 @@ type CollectionAnalysis struct {
 	Risks    []Risk         `json:"risks"`
 }
 
+// VersionCount is how many documents sit at one document version.
+type VersionCount struct {
+	Version int64 `json:"version"`
+	// Invalid holds the value found when the version field is not a whole
+	// number (the document then counts nowhere else).
+	Invalid ExtJSON `json:"invalid,omitempty"`
+	Count   int64   `json:"count"`
+}
+
 // SizeStats are quantiles of the documents' BSON sizes in bytes (within
 // 2%), the maximum (exact), and the largest documents.
 type SizeStats struct {
@@ -160,8 +170,8 @@ func Analyze(ctx context.Context, db *mongo.Database, opts AnalyzeOptions) (*Ana
 		if err != nil {
 			return nil, fmt.Errorf("analyze %s: %w", name, err)
 		}
-		if warn != "" {
-			a.Warnings = appendUnique(a.Warnings, warn)
+		if warn != "" && !slices.Contains(a.Warnings, warn) {
+			a.Warnings = append(a.Warnings, warn)
 		}
 		a.Collections = append(a.Collections, ca)
 		a.Risks += len(ca.Risks)

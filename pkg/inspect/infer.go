@@ -1,8 +1,9 @@
-package runner
+package inspect
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // InferOptions configure [Infer].
@@ -34,6 +36,12 @@ type InferOptions struct {
 	// Progress, if set, is called every 1000 documents and at the end.
 	Progress func(collection string, scanned, total int64)
 }
+
+// ErrUnknownCollection is returned (wrapped, with the collections the
+// database has) when [InferOptions].Collections or
+// [AnalyzeOptions].Collections names a collection the database does not
+// have.
+var ErrUnknownCollection = version.ErrUnknownCollection
 
 // DefaultEnumMax is the default of [InferOptions].EnumMax.
 const DefaultEnumMax = 8
@@ -118,8 +126,8 @@ func Infer(ctx context.Context, db *mongo.Database, opts InferOptions) (*Inferen
 		if err != nil {
 			return nil, fmt.Errorf("infer %s: %w", name, err)
 		}
-		if warn != "" {
-			inf.Warnings = appendUnique(inf.Warnings, warn)
+		if warn != "" && !slices.Contains(inf.Warnings, warn) {
+			inf.Warnings = append(inf.Warnings, warn)
 		}
 		inf.Collections = append(inf.Collections, ic)
 		inf.stats[name] = col
@@ -146,24 +154,17 @@ func inferTargets(ctx context.Context, db *mongo.Database, want []string) ([]str
 	}
 	var out []string
 	for _, w := range want {
-		if !contains(own, w) {
+		if !slices.Contains(own, w) {
 			if len(own) == 0 {
 				return nil, fmt.Errorf("%w: %s does not exist; the database has no collection", ErrUnknownCollection, w)
 			}
 			return nil, fmt.Errorf("%w: %s does not exist; the database has %s", ErrUnknownCollection, w, strings.Join(own, ", "))
 		}
-		out = appendUnique(out, w)
-	}
-	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+		if !slices.Contains(out, w) {
+			out = append(out, w)
 		}
 	}
-	return false
+	return out, nil
 }
 
 func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOptions) (*InferredCollection, *collector, string, error) {
@@ -215,8 +216,7 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 	}
 	ic.IndexSpecs = []ExtJSON{}
 	for _, idx := range ic.Indexes {
-		spec := createIndexCommand(ic.Name, idx).Doc[1].Value.(bson.A)[0].(bson.D)
-		ic.IndexSpecs = append(ic.IndexSpecs, schemaExtJSON(spec))
+		ic.IndexSpecs = append(ic.IndexSpecs, schemaExtJSON(bsonx.IndexSpec(idx)))
 	}
 	return ic, col, warn, nil
 }

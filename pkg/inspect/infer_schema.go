@@ -1,9 +1,10 @@
-package runner
+package inspect
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,7 +155,7 @@ func indexFromSpec(spec bson.D) (migration.Index, string) {
 		case "collation":
 			idx.Collation, _ = e.Value.(bson.D)
 		default:
-			if !contains(indexOptionsKept, e.Key) {
+			if !slices.Contains(indexOptionsKept, e.Key) {
 				unknown = append(unknown, e.Key)
 			}
 		}
