@@ -1,4 +1,4 @@
-package runner_test
+package report_test
 
 import (
 	"context"
