@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -69,7 +70,7 @@ func exitCode(err error) int {
 	if errors.Is(err, ErrEmbeddedInUse) {
 		return ExitLock
 	}
-	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
+	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, report.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
 		return ExitUsage
 	}
 	var list migration.ErrorList

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -38,7 +39,11 @@ func inferBaseline(t *testing.T, db *mongo.Database, opts runner.InferOptions) (
 	if lint.Errors != 0 || lint.Warnings != 0 {
 		t.Fatalf("the baseline does not lint cleanly: %+v\n%s", lint.Problems, file)
 	}
-	rep, err := newRunner(t, db, fsys).Report(ctx, runner.ReportOptions{})
+	rp, err := report.New(db, newRunner(t, db, fsys).Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rp.Validate(ctx, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
