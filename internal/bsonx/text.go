@@ -28,16 +28,3 @@ func RandomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-// MaxValueExcerpt is how many characters of a document's value a failure
-// quotes: values are the application's data, and a report is shared.
-const MaxValueExcerpt = 20
-
-// Excerpt cuts s to n characters, marking the cut.
-func Excerpt(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}

@@ -43,12 +43,12 @@ func backfillCommand(e *env) *cli.Command {
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
 			}
-			return runnerExit(e.runBackfill(c.Context, c, backfill.Options{
+			return e.runBackfill(c.Context, c, backfill.Options{
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
 				ServerSide: c.Bool("server-side"), AlwaysGuard: c.Bool("always-guard"),
 				Workers: c.Int("workers"),
-			}))
+			})
 		},
 	}
 }

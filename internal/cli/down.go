@@ -32,7 +32,7 @@ func downCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runnerExit(funcMissing(e.runDown(c.Context, c), "down", ""))
+			return funcMissing(e.runDown(c.Context, c), "down", "")
 		},
 	}
 }

@@ -3,9 +3,9 @@ package cli
 import (
 	"errors"
 
-	"github.com/mongomig/mongomig/pkg/inspect"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Exit codes, as docs/cli.md documents them.
@@ -70,10 +70,22 @@ func exitCode(err error) int {
 	if errors.Is(err, ErrEmbeddedInUse) {
 		return ExitLock
 	}
-	if errors.Is(err, runner.ErrUnknownCollection) || errors.Is(err, runner.ErrFuncMissing) {
+	var (
+		lockErr *runner.LockTimeoutError
+		drift   *runner.DriftError
+		order   *runner.OrderError
+		down    *runner.DowngradeError
+	)
+	switch {
+	case errors.As(err, &lockErr):
+		return ExitLock
+	case errors.As(err, &drift), errors.As(err, &down), errors.Is(err, runner.ErrPartway):
+		// The stored documents or files do not allow the run; nothing changed.
+		return ExitCheck
+	case errors.As(err, &order):
 		return ExitUsage
-	}
-	if errors.Is(err, inspect.ErrUnknownCollection) {
+	case errors.Is(err, version.ErrUnknownCollection), errors.Is(err, version.ErrFuncMissing):
+		// Every product's unknown collection is version's sentinel.
 		return ExitUsage
 	}
 	var list migration.ErrorList

@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/report"
 )
 
 // TestDryRunIndexCollisions: accounts 98, 99 and 100 repeat the emails of
@@ -74,10 +74,10 @@ collections:
 // TestIndexCollisionsBeyondTheCaps: a build details 5 keys and 5 _ids a
 // key; the text says how many more there are of each.
 func TestIndexCollisionsBeyondTheCaps(t *testing.T) {
-	b := runner.IndexBuild{Collection: "accounts", Index: "email_1", File: "0001_unique_email.yaml", Duplicates: 13, CollidingKeys: 7,
-		Collisions: []runner.IndexCollision{{Key: `{"email":"a"}`, Count: 8, IDs: []runner.ExtJSON{"1", "2", "3", "4", "5"}}}}
+	b := report.IndexBuild{Collection: "accounts", Index: "email_1", File: "0001_unique_email.yaml", Duplicates: 13, CollidingKeys: 7,
+		Collisions: []report.IndexCollision{{Key: `{"email":"a"}`, Count: 8, IDs: []report.ExtJSON{"1", "2", "3", "4", "5"}}}}
 	var buf bytes.Buffer
-	renderIndexBuilds(&output{out: &buf}, []runner.IndexBuild{b})
+	renderIndexBuilds(&output{out: &buf}, []report.IndexBuild{b})
 	for _, want := range []string{`key {"email":"a"}: _ids 1, 2, 3, 4, 5 and 3 more`, "and 6 more colliding keys"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, buf.String())

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/report"
 )
 
 // Report formats.
@@ -24,9 +24,9 @@ func reportFlags() []cli.Flag {
 }
 
 // allIDsFlag lists every failing _id; a command that offers it passes
-// [reportSettings.options] to the runner.
+// [reportSettings.options] to pkg/report.
 func allIDsFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "all-ids", Usage: fmt.Sprintf("list the _id of every failing document, not only the smallest %d of each failure", runner.MaxExampleIDs)}
+	return &cli.BoolFlag{Name: "all-ids", Usage: fmt.Sprintf("list the _id of every failing document, not only the smallest %d of each failure", report.MaxExampleIDs)}
 }
 
 // reportSettings are the parsed report flags.
@@ -38,8 +38,14 @@ type reportSettings struct {
 }
 
 // options are the report options the flags ask for.
-func (s reportSettings) options(progress func(string, int64, int64)) runner.ReportOptions {
-	return runner.ReportOptions{Sample: s.sample, AllExampleIDs: s.allIDs, Progress: progress}
+func (s reportSettings) options(progress func(string, int64, int64)) report.Options {
+	return report.Options{Sample: s.sample, AllExampleIDs: s.allIDs, Progress: progress}
+}
+
+// reporter reports on the session's database against its migration
+// files, upgrading documents with the version options the runner has.
+func (e *env) reporter(s *session) (*report.Reporter, error) {
+	return report.New(s.db, s.runner.Migrations(), e.cfg.VersionOptions...)
 }
 
 func parseReportFlags(c *cli.Context, jsonFlag bool) (reportSettings, error) {
@@ -79,7 +85,7 @@ func (e *env) progress() func(coll string, scanned, total int64) {
 }
 
 // writeReport renders rep in the chosen format to stdout or --out.
-func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
+func (e *env) writeReport(rep *report.Report, s reportSettings) error {
 	w := e.out.out
 	color := e.out.color
 	if s.out != "" {
@@ -112,7 +118,7 @@ func (e *env) writeReport(rep *runner.Report, s reportSettings) error {
 // summary is a report's headline: the documents that would fail, then the
 // unique index builds that would (a dry run checking no validator says
 // so rather than "all documents pass").
-func summary(rep *runner.Report) string {
+func summary(rep *report.Report) string {
 	var s string
 	switch {
 	case len(rep.Collections) == 0 && len(rep.IndexBuilds) > 0:
@@ -128,7 +134,7 @@ func summary(rep *runner.Report) string {
 	return s
 }
 
-func failingBuilds(rep *runner.Report) int {
+func failingBuilds(rep *report.Report) int {
 	n := 0
 	for _, b := range rep.IndexBuilds {
 		if b.Fails() {
@@ -138,7 +144,7 @@ func failingBuilds(rep *runner.Report) int {
 	return n
 }
 
-func versionsText(vs []runner.VersionCount) string {
+func versionsText(vs []report.VersionCount) string {
 	var parts []string
 	for _, v := range vs {
 		if v.Invalid != "" {
@@ -155,7 +161,7 @@ func versionsText(vs []runner.VersionCount) string {
 
 // serverCheckText words the server cross-check the same way in every
 // format.
-func serverCheckText(c *runner.ServerCheck) string {
+func serverCheckText(c *report.ServerCheck) string {
 	switch {
 	case c == nil:
 		return "not run (sampled report)"
@@ -170,7 +176,7 @@ func serverCheckText(c *runner.ServerCheck) string {
 	return fmt.Sprintf("DIFFERS: the server counts %s failing as stored, mongomig %d", count(*c.Server, "document"), *c.Client)
 }
 
-func renderReportText(o *output, rep *runner.Report) {
+func renderReportText(o *output, rep *report.Report) {
 	head := o.green(summary(rep))
 	if rep.Failing > 0 || failingBuilds(rep) > 0 {
 		head = o.red(summary(rep))
@@ -186,7 +192,7 @@ func renderReportText(o *output, rep *runner.Report) {
 		if c.Failing == 0 {
 			o.printf("  %s all documents pass\n", o.green("ok"))
 		}
-		for _, g := range append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
+		for _, g := range append(append([]report.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
 			label := o.red("FAIL")
 			if c.ValidationAction == "warn" {
 				label = o.yellow("WARN")
@@ -204,7 +210,7 @@ func renderReportText(o *output, rep *runner.Report) {
 }
 
 // renderIndexBuilds prints the predicted unique index builds of a dry run.
-func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
+func renderIndexBuilds(o *output, builds []report.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
@@ -229,7 +235,7 @@ func renderIndexBuilds(o *output, builds []runner.IndexBuild) {
 
 // collisionIDs words the documents sharing a colliding key: "_ids 1, 98"
 // (each written by code), and how many more there are beyond those listed.
-func collisionIDs(c runner.IndexCollision, code func(string) string) string {
+func collisionIDs(c report.IndexCollision, code func(string) string) string {
 	ids := make([]string, len(c.IDs))
 	for i, id := range c.IDs {
 		ids[i] = code(string(id))
@@ -243,7 +249,7 @@ func collisionIDs(c runner.IndexCollision, code func(string) string) string {
 
 // moreCollidingKeys says how many colliding keys a build does not detail,
 // "" when it details them all.
-func moreCollidingKeys(b runner.IndexBuild) string {
+func moreCollidingKeys(b report.IndexBuild) string {
 	if n := b.CollidingKeys - int64(len(b.Collisions)); n > 0 {
 		return "and " + count(n, "more colliding key")
 	}
@@ -252,7 +258,7 @@ func moreCollidingKeys(b runner.IndexBuild) string {
 
 // collisionAdvice says what fixes a predicted collision: sparse only helps
 // the documents lacking the key.
-func collisionAdvice(b runner.IndexBuild) string {
+func collisionAdvice(b report.IndexBuild) string {
 	switch {
 	case b.MissingAsNull == 0:
 		return "; every one has the key: fix the data (or the upgrade) so the keys differ"
@@ -267,7 +273,7 @@ func collisionAdvice(b runner.IndexBuild) string {
 		b.MissingAsNull, b.Duplicates-b.MissingAsNull)
 }
 
-func renderMarkdown(w io.Writer, rep *runner.Report) error {
+func renderMarkdown(w io.Writer, rep *report.Report) error {
 	var b strings.Builder
 	icon := "✅"
 	if rep.WouldReject {
@@ -289,7 +295,7 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### `%s`\n\n| path | rule | documents | message | example `_id`s |\n|---|---|---|---|---|\n", c.Collection)
-		for _, g := range append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
+		for _, g := range append(append([]report.FailureGroup(nil), c.UpgradeErrors...), c.Groups...) {
 			ids := make([]string, len(g.ExampleIDs))
 			for i, id := range g.ExampleIDs {
 				ids[i] = "`" + id + "`"
@@ -303,7 +309,7 @@ func renderMarkdown(w io.Writer, rep *runner.Report) error {
 }
 
 // markdownIndexBuilds is renderIndexBuilds as a Markdown table.
-func markdownIndexBuilds(b *strings.Builder, builds []runner.IndexBuild) {
+func markdownIndexBuilds(b *strings.Builder, builds []report.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
@@ -340,7 +346,7 @@ func mdCode(s string) string {
 }
 
 // indexBuildResult words a predicted build the same way in every format.
-func indexBuildResult(b runner.IndexBuild) string {
+func indexBuildResult(b report.IndexBuild) string {
 	switch {
 	case b.Skipped != "":
 		return "skipped: " + b.Skipped
@@ -390,11 +396,11 @@ type junitMessage struct {
 // failure group (or one passing case when all documents pass). Failures
 // under validationAction warn are reported as skipped, since the server
 // would accept those writes.
-func renderJUnit(w io.Writer, rep *runner.Report) error {
+func renderJUnit(w io.Writer, rep *report.Report) error {
 	out := junitSuites{Name: "mongomig validate"}
 	for _, c := range rep.Collections {
 		s := junitSuite{Name: c.Collection, Properties: []junitProperty{{Name: "server cross-check", Value: serverCheckText(c.ServerCheck)}}}
-		groups := append(append([]runner.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
+		groups := append(append([]report.FailureGroup(nil), c.UpgradeErrors...), c.Groups...)
 		if len(groups) == 0 {
 			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s %s the validator of %04d", count(c.Scanned, "document"), verb(c.Scanned, "pass", "passes"), c.ValidatorFrom)})
 		}
@@ -437,7 +443,7 @@ func renderJUnit(w io.Writer, rep *runner.Report) error {
 
 // junitIndexBuilds is one suite of the predicted unique index builds, a
 // case per index: failed when it would fail, skipped when not predicted.
-func junitIndexBuilds(builds []runner.IndexBuild) (junitSuite, bool) {
+func junitIndexBuilds(builds []report.IndexBuild) (junitSuite, bool) {
 	s := junitSuite{Name: "unique index builds"}
 	for _, b := range builds {
 		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -118,26 +117,4 @@ func (e *env) renderEvent(ev events.Entry) {
 
 func (e *env) logf(format string, a ...any) {
 	fmt.Fprintf(e.out.err, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
-}
-
-// runnerExit maps the runner's errors to exit codes.
-func runnerExit(err error) error {
-	var (
-		lockErr *runner.LockTimeoutError
-		drift   *runner.DriftError
-		order   *runner.OrderError
-		down    *runner.DowngradeError
-	)
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &lockErr):
-		return &exitError{code: ExitLock, err: err}
-	case errors.As(err, &drift), errors.As(err, &down), errors.Is(err, runner.ErrPartway):
-		// The stored documents or files do not allow the run; nothing changed.
-		return &exitError{code: ExitCheck, err: err}
-	case errors.As(err, &order):
-		return &exitError{code: ExitUsage, err: err}
-	}
-	return err
 }

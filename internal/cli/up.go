@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -35,7 +36,7 @@ func upCommand(e *env) *cli.Command {
 			if c.Int64("to") < 0 {
 				return usageError(fmt.Errorf("--to %d: versions are 0 or more", c.Int64("to")))
 			}
-			return runnerExit(e.runUp(c.Context, c))
+			return e.runUp(c.Context, c)
 		},
 	}
 }
@@ -111,7 +112,7 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 // dryRunResult is `up --dry-run --json`.
 type dryRunResult struct {
 	Plan   *runner.Plan   `json:"plan"`
-	Report *runner.Report `json:"report"`
+	Report *report.Report `json:"report"`
 }
 
 // dryRun prints the plan and the validation report of the validators the
@@ -124,7 +125,15 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err := refusePlanMissingFuncs(s.runner, p); err != nil {
 		return err
 	}
-	rep, err := s.runner.DryRunReport(ctx, to, rs.options(e.progress()))
+	pending, err := s.runner.Pending(ctx, to)
+	if err != nil {
+		return err
+	}
+	rp, err := e.reporter(s)
+	if err != nil {
+		return err
+	}
+	rep, err := rp.DryRun(ctx, pending, rs.options(e.progress()))
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,11 @@ func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings
 	}
 	opts := rs.options(e.progress())
 	opts.Collections = colls
-	rep, err := s.runner.Report(ctx, opts)
+	rp, err := e.reporter(s)
+	if err != nil {
+		return err
+	}
+	rep, err := rp.Validate(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -93,13 +94,7 @@ type CollectionAnalysis struct {
 }
 
 // VersionCount is how many documents sit at one document version.
-type VersionCount struct {
-	Version int64 `json:"version"`
-	// Invalid holds the value found when the version field is not a whole
-	// number (the document then counts nowhere else).
-	Invalid ExtJSON `json:"invalid,omitempty"`
-	Count   int64   `json:"count"`
-}
+type VersionCount = bsonx.VersionCount
 
 // SizeStats are quantiles of the documents' BSON sizes in bytes (within
 // 2%), the maximum (exact), and the largest documents.

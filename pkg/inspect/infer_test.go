@@ -14,9 +14,9 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/inspect"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/lint"
+	"github.com/mongomig/mongomig/pkg/report"
 )
 
 // inferBaseline infers db's baseline and checks the file it writes: it
@@ -41,7 +41,11 @@ func inferBaseline(t *testing.T, db *mongo.Database, opts inspect.InferOptions) 
 	if lrep.Errors != 0 || lrep.Warnings != 0 {
 		t.Fatalf("the baseline does not lint cleanly: %+v\n%s", lrep.Problems, file)
 	}
-	rep, err := newRunner(t, db, fsys).Report(ctx, runner.ReportOptions{})
+	rp, err := report.New(db, newRunner(t, db, fsys).Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rp.Validate(ctx, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

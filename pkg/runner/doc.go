@@ -13,8 +13,8 @@
 // downgrades under the migration lock, recording each migration in the
 // ledger only after all of its commands succeeded; [Runner.Plan] and
 // [Runner.PlanDown] say what they would send; [Runner.Status] compares the
-// ledger with the files; [Runner.Report] and [Runner.DryRunReport] report
-// the documents that fail (or would fail) a validator; [Runner.Backfill]
+// ledger with the files; [Runner.Pending] lists what Up would apply (the
+// dry run of pkg/report checks the documents against it); [Runner.Backfill]
 // upgrades the documents nobody reads; [Runner.Unlock] removes a stale
 // lock. [Lint] checks files without a database, [Probe] reports what a
 // server supports, [Infer] reads an existing database and writes a

@@ -12,6 +12,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/backfill"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 	"github.com/mongomig/mongomig/pkg/version/versiontest"
@@ -147,14 +148,14 @@ func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongo
 	if len(failedIDs) > 0 {
 		t.Errorf("failures list _ids of documents that are not invalid: %v", failedIDs)
 	}
-	checkInvalidCounts(t, r, invalid, dups)
+	checkInvalidCounts(t, db, r, invalid, dups)
 }
 
 // checkInvalidCounts requires status and validate to count invalid
 // documents that hold a version field (forged markers sit on valid
 // version-0 documents, which validate counts at 0 as stored); status
 // counts a repeated field as the copy the server's $group reads.
-func checkInvalidCounts(t *testing.T, r *runner.Runner, invalid, dups int64) {
+func checkInvalidCounts(t *testing.T, db *mongo.Database, r *runner.Runner, invalid, dups int64) {
 	t.Helper()
 	ctx := context.Background()
 	markers := int64(3)
@@ -170,7 +171,11 @@ func checkInvalidCounts(t *testing.T, r *runner.Runner, invalid, dups int64) {
 			}
 		}
 	}
-	rep, err := r.Report(ctx, runner.ReportOptions{})
+	rp, err := report.New(db, r.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rp.Validate(ctx, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,13 +38,7 @@ type MigrationStatus struct {
 }
 
 // VersionCount is how many documents sit at one document version.
-type VersionCount struct {
-	Version int64 `json:"version"`
-	// Invalid holds the value found when the version field is not a whole
-	// number (the document then counts nowhere else).
-	Invalid ExtJSON `json:"invalid,omitempty"`
-	Count   int64   `json:"count"`
-}
+type VersionCount = bsonx.VersionCount
 
 // CollectionStatus is one collection's schema state.
 type CollectionStatus struct {

@@ -41,6 +41,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/bsonx"
 )
 
 // docVersionAt is the document version of coll once migration v is
@@ -164,7 +166,7 @@ func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*state.Checkp
 func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEntry) ([]Command, error) {
 	var cmds []Command
 	top := maxApplied(applied)
-	for _, name := range r.collectionsWithValidators(nil) {
+	for _, name := range bsonx.CollectionsWithValidators(r.migrations) {
 		cv := r.docVersionAt(name, top)
 		if cv == 0 || r.windowAt(name, top) == nil {
 			continue

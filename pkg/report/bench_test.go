@@ -1,4 +1,4 @@
-package runner_test
+package report_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/report"
 )
 
 // loadOrders inserts n current-version orders (valid except every 100th).
@@ -50,13 +50,10 @@ func BenchmarkReportEndToEnd(b *testing.B) {
 	db := sandboxtest.Database(b, "app")
 	const n = 2000
 	loadOrders(b, db, n)
-	r, err := runner.New(db, samples(b))
-	if err != nil {
-		b.Fatal(err)
-	}
+	rp := newReporter(b, db, samples(b))
 	b.Run("mongomig", func(b *testing.B) {
 		for b.Loop() {
-			rep, err := r.Report(ctx, runner.ReportOptions{Collections: []string{"orders"}})
+			rep, err := rp.Validate(ctx, report.Options{Collections: []string{"orders"}})
 			if err != nil || rep.Collections[0].Scanned != n || rep.Collections[0].Failing != n/100 {
 				b.Fatalf("%+v %v", rep, err)
 			}
@@ -95,10 +92,7 @@ func BenchmarkReportMemory(b *testing.B) {
 			ctx := context.Background()
 			db := sandboxtest.Database(b, "app")
 			loadOrders(b, db, n)
-			r, err := runner.New(db, samples(b))
-			if err != nil {
-				b.Fatal(err)
-			}
+			rp := newReporter(b, db, samples(b))
 			var peak atomic.Uint64
 			for b.Loop() {
 				runtime.GC()
@@ -120,7 +114,7 @@ func BenchmarkReportMemory(b *testing.B) {
 						}
 					}
 				}()
-				if _, err := r.Report(ctx, runner.ReportOptions{Collections: []string{"orders"}}); err != nil {
+				if _, err := rp.Validate(ctx, report.Options{Collections: []string{"orders"}}); err != nil {
 					b.Fatal(err)
 				}
 				close(stop)

@@ -1,4 +1,4 @@
-package runner_test
+package report_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -18,15 +19,14 @@ func TestDryRunReportToUsesValidatorAtTarget(t *testing.T) {
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	r := newRunner(t, db, samples(t))
-	rep, err := r.DryRunReport(ctx, 1, runner.ReportOptions{})
+	rep, err := dryRun(t, db, samples(t), 1, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Collections) != 1 || rep.Collections[0].Collection != "users" || rep.Collections[0].ValidatorFrom != 1 {
 		t.Fatalf("dry run to 1 reported %+v, want users against 0001's validator", rep.Collections)
 	}
-	full, err := r.DryRunReport(ctx, runner.Latest, runner.ReportOptions{})
+	full, err := dryRun(t, db, samples(t), runner.Latest, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func (b IndexBuild) Fails() bool { return b.Duplicates > 0 }
 // per distinct key (the key and the first _id having it): memory grows
 // with the collection's distinct keys. The details of a collision come
 // from the same scan: no more round trips than reading the collection.
-func (r *Runner) predictIndexBuilds(ctx context.Context, pending []*migration.Migration, reg *version.Registry) ([]IndexBuild, error) {
+func (r *Reporter) predictIndexBuilds(ctx context.Context, pending []*migration.Migration, reg *version.Registry) ([]IndexBuild, error) {
 	var out []IndexBuild
 	for _, m := range pending {
 		for _, c := range m.Collections {
@@ -99,7 +99,7 @@ type keySeen struct {
 	collided bool
 }
 
-func (r *Runner) predictOne(ctx context.Context, reg *version.Registry, idx migration.Index, b *IndexBuild) error {
+func (r *Reporter) predictOne(ctx context.Context, reg *version.Registry, idx migration.Index, b *IndexBuild) error {
 	cur, err := r.db.Collection(b.Collection).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return fmt.Errorf("predict index %s on %s: %w", idx.Name, b.Collection, err)
@@ -171,8 +171,8 @@ func keyValue(doc bson.D, keys bson.D) ExtJSON {
 
 // abbreviate cuts a string to bsonx.MaxValueExcerpt characters; numbers,
 // booleans, null, ObjectIds and dates are kept; any other value whose
-// relaxed Extended JSON is longer than bsonx.MaxValueExcerpt becomes an excerpt
-// of that text.
+// relaxed Extended JSON is longer than that becomes an excerpt of that
+// text.
 func abbreviate(v any) any {
 	switch x := v.(type) {
 	case nil, bool, int32, int64, float64, bson.ObjectID, bson.DateTime, bson.Decimal128, bson.Null:

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -21,8 +20,44 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
-// ReportOptions configure [Runner.Report].
-type ReportOptions struct {
+// Reporter reports on the documents of one database against the
+// validators of one set of migration files. Build it with [New]; it only
+// reads, and is safe for concurrent use.
+type Reporter struct {
+	db         *mongo.Database
+	migrations []*migration.Migration
+	registry   *version.Registry
+	// versionOpts build the registries of the files up to a dry run's
+	// target.
+	versionOpts []version.Option
+}
+
+// New returns a reporter for db and the migrations ms (in version order,
+// as [migration.Load] returns them; a caller checks them first, as
+// pkg/runner's New does). opts are the version options the application
+// builds its registry with (the version field, the Go functions of func
+// steps); a func step this program lacks fails only the documents that
+// need it. The error is the registry's ([version.FromMigrations]).
+func New(db *mongo.Database, ms []*migration.Migration, opts ...version.Option) (*Reporter, error) {
+	if db == nil {
+		return nil, errors.New("report: nil database")
+	}
+	reg, err := version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Reporter{db: db, migrations: ms, registry: reg, versionOpts: opts}, nil
+}
+
+// ErrUnknownCollection is returned when a collection asked for has no
+// validator in the migration files.
+var ErrUnknownCollection = version.ErrUnknownCollection
+
+// latest is the version every migration is at or below.
+const latest int64 = math.MaxInt64
+
+// Options configure [Reporter.Validate] and [Reporter.DryRun].
+type Options struct {
 	// Collections limits the report; empty means every collection with a
 	// validator (for a dry run: every collection whose validator a pending
 	// migration changes).
@@ -42,8 +77,8 @@ type ReportOptions struct {
 	AllExampleIDs bool
 }
 
-// CollectionReport is one collection's validation report.
-type CollectionReport struct {
+// Collection is one collection's validation report.
+type Collection struct {
 	Collection string `json:"collection"`
 	// ValidatorFrom is the migration whose validator the documents are
 	// checked against.
@@ -77,8 +112,8 @@ type ServerCheck struct {
 
 // Report is a validation report.
 type Report struct {
-	Database    string             `json:"database"`
-	Collections []CollectionReport `json:"collections"`
+	Database    string       `json:"database"`
+	Collections []Collection `json:"collections"`
 	// Failing is the total of failing documents.
 	Failing int64 `json:"failing"`
 	// WouldReject is true when documents fail a validator whose action is
@@ -89,28 +124,27 @@ type Report struct {
 	IndexBuilds []IndexBuild `json:"indexBuilds,omitempty"`
 }
 
-// Report checks every document of the reported collections against the
-// validator the migration files end with, after the upgrades each document
-// would get (pkg/version), and groups the failures. It only reads.
-func (r *Runner) Report(ctx context.Context, opts ReportOptions) (*Report, error) {
+// Validate is the report of `mongomig validate`: it checks every document
+// of the reported collections against the validator the migration files
+// end with, after the upgrades each document would get (pkg/version), and
+// groups the failures. It only reads.
+func (r *Reporter) Validate(ctx context.Context, opts Options) (*Report, error) {
 	names := opts.Collections
 	if len(names) == 0 {
-		names = r.collectionsWithValidators(nil)
+		names = bsonx.CollectionsWithValidators(r.migrations)
 	}
-	return r.report(ctx, names, opts, Latest)
+	return r.report(ctx, names, opts, latest)
 }
 
-// DryRunReport is the report part of `up --dry-run`: the collections whose
-// validator a pending migration (up to to; 0: all) changes.
-func (r *Runner) DryRunReport(ctx context.Context, to int64, opts ReportOptions) (*Report, error) {
-	pending, err := r.pending(ctx, to)
-	if err != nil {
-		return nil, err
-	}
+// DryRun is the report part of `up --dry-run`: the collections whose
+// validator a pending migration changes, and the unique indexes they
+// create. pending are the migrations the run would apply, in version
+// order (pkg/runner's Pending lists them); none gives an empty report.
+func (r *Reporter) DryRun(ctx context.Context, pending []*migration.Migration, opts Options) (*Report, error) {
 	if len(pending) == 0 {
-		return &Report{Database: r.db.Name(), Collections: []CollectionReport{}}, nil
+		return &Report{Database: r.db.Name(), Collections: []Collection{}}, nil
 	}
-	names := r.collectionsWithValidators(pending)
+	names := bsonx.CollectionsWithValidators(pending)
 	if len(opts.Collections) > 0 {
 		names = intersect(names, opts.Collections)
 	}
@@ -146,36 +180,14 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// collectionsWithValidators lists, sorted, the collections whose validator
-// ms (nil: all migrations) declare.
-func (r *Runner) collectionsWithValidators(ms []*migration.Migration) []string {
-	if ms == nil {
-		ms = r.migrations
-	}
-	seen := map[string]bool{}
-	for _, m := range ms {
-		for _, c := range m.Collections {
-			if c.Validator != nil {
-				seen[c.Name] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // report checks the named collections against the validators in force
 // once migration at is applied, after the upgrades up to at.
-func (r *Runner) report(ctx context.Context, names []string, opts ReportOptions, at int64) (*Report, error) {
+func (r *Reporter) report(ctx context.Context, names []string, opts Options, at int64) (*Report, error) {
 	reg, err := r.registryAt(at)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Database: r.db.Name(), Collections: []CollectionReport{}}
+	rep := &Report{Database: r.db.Name(), Collections: []Collection{}}
 	for _, name := range names {
 		cr, err := r.reportCollection(ctx, name, opts, at, reg)
 		if err != nil {
@@ -201,7 +213,7 @@ type docResult struct {
 }
 
 // registryAt is the version registry of the migrations up to at.
-func (r *Runner) registryAt(at int64) (*version.Registry, error) {
+func (r *Reporter) registryAt(at int64) (*version.Registry, error) {
 	var ms []*migration.Migration
 	for _, m := range r.migrations {
 		if m.Version <= at {
@@ -211,20 +223,20 @@ func (r *Runner) registryAt(at int64) (*version.Registry, error) {
 	if len(ms) == len(r.migrations) {
 		return r.registry, nil
 	}
-	return version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, r.cfg.versionOpts...)...)
+	return version.FromMigrations(ms, append([]version.Option{version.AllowMissingFuncs(true)}, r.versionOpts...)...)
 }
 
-func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportOptions, at int64, reg *version.Registry) (*CollectionReport, error) {
+func (r *Reporter) reportCollection(ctx context.Context, name string, opts Options, at int64, reg *version.Registry) (*Collection, error) {
 	state := migration.StateBefore(r.migrations, name, min(at, math.MaxInt64-1)+1)
 	schemaDoc, ok := (&migration.Collection{Validator: state.Validator}).JSONSchema()
 	if !ok {
-		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, bsonx.KnownList(r.collectionsWithValidators(nil)))
+		return nil, fmt.Errorf("%w: %s has no validator in the migration files (%s)", ErrUnknownCollection, name, bsonx.KnownList(bsonx.CollectionsWithValidators(r.migrations)))
 	}
 	schema, err := validator.Compile(schemaDoc)
 	if err != nil {
-		return nil, fmt.Errorf("validator of %s (migration %d): %w; run mongomig lint", name, state.From, err)
+		return nil, fmt.Errorf("validator of %s (migration %d): %w", name, state.From, err)
 	}
-	cr := &CollectionReport{
+	cr := &Collection{
 		Collection: name, ValidatorFrom: state.From, Sampled: opts.Sample > 0,
 		ValidationLevel:  string(bsonx.OrDefault(state.Level, migration.LevelStrict)),
 		ValidationAction: string(bsonx.OrDefault(state.Action, migration.ActionError)),
@@ -286,7 +298,7 @@ func (r *Runner) reportCollection(ctx context.Context, name string, opts ReportO
 // without $jsonSchema queries (FerretDB) answers an empty or missing
 // collection without evaluating the filter: the check is then not
 // available rather than a vacuous "agrees".
-func (r *Runner) crossCheck(ctx context.Context, coll *mongo.Collection, schemaDoc bson.D, scanned, client int64, check *ServerCheck) {
+func (r *Reporter) crossCheck(ctx context.Context, coll *mongo.Collection, schemaDoc bson.D, scanned, client int64, check *ServerCheck) {
 	if scanned == 0 {
 		check.Available, check.Reason = false, "the collection is empty: nothing to compare"
 		names, err := r.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: coll.Name()}})
@@ -306,7 +318,7 @@ func (r *Runner) crossCheck(ctx context.Context, coll *mongo.Collection, schemaD
 
 // serverCanCount tries a $jsonSchema query on the collection; nil when the
 // report is sampled (the server would count everything).
-func (r *Runner) serverCanCount(ctx context.Context, coll *mongo.Collection, schema bson.D, opts ReportOptions) *ServerCheck {
+func (r *Reporter) serverCanCount(ctx context.Context, coll *mongo.Collection, schema bson.D, opts Options) *ServerCheck {
 	if opts.Sample > 0 {
 		return nil
 	}
@@ -328,7 +340,7 @@ func (r *Runner) serverCanCount(ctx context.Context, coll *mongo.Collection, sch
 // scan reads the documents with one cursor (a sample: the first N in _id
 // order), sending copies to out. It only reads, so a long-open cursor is
 // harmless; progress is reported every ChunkSize documents.
-func (r *Runner) scan(ctx context.Context, coll *mongo.Collection, opts ReportOptions, total int64, out chan<- bson.Raw) error {
+func (r *Reporter) scan(ctx context.Context, coll *mongo.Collection, opts Options, total int64, out chan<- bson.Raw) error {
 	chunk := opts.ChunkSize
 	if chunk <= 0 {
 		chunk = 1000

@@ -1,4 +1,4 @@
-package runner_test
+package report_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -21,9 +22,8 @@ func TestReportOnSampleData(t *testing.T) {
 	if _, err := sampledata.Load(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	r := newRunner(t, db, samples(t))
 	var progress []int64
-	rep, err := r.DryRunReport(ctx, runner.Latest, runner.ReportOptions{ChunkSize: 7, Progress: func(c string, n, total int64) {
+	rep, err := dryRun(t, db, samples(t), runner.Latest, report.Options{ChunkSize: 7, Progress: func(c string, n, total int64) {
 		if c == "users" {
 			progress = append(progress, n)
 		}
@@ -35,7 +35,7 @@ func TestReportOnSampleData(t *testing.T) {
 	if len(rep.Collections) != 4 || rep.Failing != 4 || !rep.WouldReject {
 		t.Fatalf("report = %s", got)
 	}
-	byName := map[string]runner.CollectionReport{}
+	byName := map[string]report.Collection{}
 	for _, c := range rep.Collections {
 		byName[c.Collection] = c
 	}
@@ -72,7 +72,8 @@ func TestReportOnSampleData(t *testing.T) {
 	}
 
 	// Sampling reads the first N in _id order and skips the cross-check.
-	s, err := r.Report(ctx, runner.ReportOptions{Collections: []string{"users"}, Sample: 10})
+	rp := newReporter(t, db, samples(t))
+	s, err := rp.Validate(ctx, report.Options{Collections: []string{"users"}, Sample: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,15 +82,15 @@ func TestReportOnSampleData(t *testing.T) {
 	}
 
 	// After up, the dry-run report has nothing left to check.
-	if _, err := r.Up(ctx); err != nil {
+	if _, err := newRunner(t, db, samples(t)).Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, err := r.DryRunReport(ctx, runner.Latest, runner.ReportOptions{})
+	after, err := dryRun(t, db, samples(t), runner.Latest, report.Options{})
 	if err != nil || len(after.Collections) != 0 || after.WouldReject {
 		t.Errorf("dry-run report after up = %+v, %v", after, err)
 	}
 	// validate still reports the current validators.
-	v, err := r.Report(ctx, runner.ReportOptions{})
+	v, err := rp.Validate(ctx, report.Options{})
 	if err != nil || v.Failing != 4 {
 		t.Errorf("validate after up: %+v %v", v, err)
 	}
@@ -103,7 +104,7 @@ func TestReportUpgradeErrors(t *testing.T) {
 	if _, err := db.Collection("users").InsertOne(ctx, map[string]any{"_id": "bad", "name": "x", "email": "e@x", "contact": "not a document"}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := newRunner(t, db, samples(t)).Report(ctx, runner.ReportOptions{Collections: []string{"users"}})
+	rep, err := newReporter(t, db, samples(t)).Validate(ctx, report.Options{Collections: []string{"users"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"sort"
@@ -65,7 +65,7 @@ func (a *aggregate) add(res docResult) {
 	}
 }
 
-func (a *aggregate) fill(cr *CollectionReport) {
+func (a *aggregate) fill(cr *Collection) {
 	cr.Scanned, cr.Failing = a.scanned, a.failing
 	for v, n := range a.versions {
 		cr.Versions = append(cr.Versions, VersionCount{Version: v, Count: n})

@@ -1,4 +1,4 @@
-package runner_test
+package report_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sampledata"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
-	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/report"
 )
 
 // TestDryRunPredictsUniqueIndexBuilds: 0001's unique index on email, were
@@ -39,7 +39,7 @@ func TestDryRunPredictsUniqueIndexBuilds(t *testing.T) {
 		fsys  fstest.MapFS
 		fails bool
 	}{{"not sparse", notSparse, true}, {"sparse", samples(t), false}} {
-		rep, err := newRunner(t, db, tc.fsys).DryRunReport(ctx, 1, runner.ReportOptions{})
+		rep, err := dryRun(t, db, tc.fsys, 1, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ collections:
 	// predict runs the dry run and checks that the prediction read the
 	// collection with one find and nothing else (the details cost no
 	// round trip; the few documents fit in the first batch).
-	predict := func(t *testing.T, docs []any) runner.IndexBuild {
+	predict := func(t *testing.T, docs []any) report.IndexBuild {
 		t.Helper()
 		rec := &cmdlog.Recorder{}
 		db := sandboxtest.Connect(t, sandboxtest.Start(t).URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
@@ -81,7 +81,7 @@ collections:
 			t.Fatal(err)
 		}
 		rec.Reset()
-		rep, err := newRunner(t, db, fsys).DryRunReport(ctx, 1, runner.ReportOptions{})
+		rep, err := dryRun(t, db, fsys, 1, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,10 +111,10 @@ collections:
 			docs = append(docs, bson.D{{Key: "_id", Value: 97 + i}, {Key: "email", Value: fmt.Sprintf("u%d@example.com", i)}})
 		}
 		b := predict(t, docs)
-		want := []runner.IndexCollision{
-			{Key: `{"email":"u1@example.com"}`, Count: 2, IDs: []runner.ExtJSON{"1", "98"}},
-			{Key: `{"email":"u2@example.com"}`, Count: 2, IDs: []runner.ExtJSON{"2", "99"}},
-			{Key: `{"email":"u3@example.com"}`, Count: 2, IDs: []runner.ExtJSON{"3", "100"}},
+		want := []report.IndexCollision{
+			{Key: `{"email":"u1@example.com"}`, Count: 2, IDs: []report.ExtJSON{"1", "98"}},
+			{Key: `{"email":"u2@example.com"}`, Count: 2, IDs: []report.ExtJSON{"2", "99"}},
+			{Key: `{"email":"u3@example.com"}`, Count: 2, IDs: []report.ExtJSON{"3", "100"}},
 		}
 		if b.Duplicates != 3 || b.CollidingKeys != 3 || !reflect.DeepEqual(b.Collisions, want) {
 			t.Errorf("got %+v, want 3 duplicates on 3 keys %+v", b, want)
@@ -132,12 +132,12 @@ collections:
 				bson.D{{Key: "_id", Value: 11 + 2*i}, {Key: "email", Value: e}})
 		}
 		b := predict(t, docs)
-		first := runner.IndexCollision{Key: runner.ExtJSON(`{"email":"` + strings.Repeat("x", 20) + `…"}`), Count: 7,
-			IDs: []runner.ExtJSON{"1", "2", "3", "4", "5"}}
-		if b.Duplicates != 12 || b.CollidingKeys != 7 || len(b.Collisions) != runner.MaxCollisions || !reflect.DeepEqual(b.Collisions[0], first) {
+		first := report.IndexCollision{Key: report.ExtJSON(`{"email":"` + strings.Repeat("x", 20) + `…"}`), Count: 7,
+			IDs: []report.ExtJSON{"1", "2", "3", "4", "5"}}
+		if b.Duplicates != 12 || b.CollidingKeys != 7 || len(b.Collisions) != report.MaxCollisions || !reflect.DeepEqual(b.Collisions[0], first) {
 			t.Fatalf("got %+v, want 12 duplicates on 7 keys, 5 detailed, the first %+v", b, first)
 		}
-		if last := b.Collisions[4]; last.Key != `{"email":"k4"}` || !reflect.DeepEqual(last.IDs, []runner.ExtJSON{"18", "19"}) {
+		if last := b.Collisions[4]; last.Key != `{"email":"k4"}` || !reflect.DeepEqual(last.IDs, []report.ExtJSON{"18", "19"}) {
 			t.Errorf("fifth key %+v, want k4 on 18 and 19", last)
 		}
 	})
@@ -148,9 +148,9 @@ collections:
 			bson.D{{Key: "_id", Value: "c"}, {Key: "email", Value: bson.D{{Key: "user", Value: "someone"}, {Key: "domain", Value: "example.com"}}}},
 			bson.D{{Key: "_id", Value: "d"}, {Key: "email", Value: bson.D{{Key: "user", Value: "someone"}, {Key: "domain", Value: "example.com"}}}},
 		})
-		want := []runner.IndexCollision{
-			{Key: `{"email":null}`, Count: 2, IDs: []runner.ExtJSON{`"a"`, `"b"`}},
-			{Key: `{"email":"{\"user\":\"someone\",\"d…"}`, Count: 2, IDs: []runner.ExtJSON{`"c"`, `"d"`}},
+		want := []report.IndexCollision{
+			{Key: `{"email":null}`, Count: 2, IDs: []report.ExtJSON{`"a"`, `"b"`}},
+			{Key: `{"email":"{\"user\":\"someone\",\"d…"}`, Count: 2, IDs: []report.ExtJSON{`"c"`, `"d"`}},
 		}
 		if b.MissingAsNull != 1 || !reflect.DeepEqual(b.Collisions, want) {
 			t.Errorf("got %+v, want %+v", b.Collisions, want)
