@@ -224,7 +224,7 @@ func tryKeywords(ctx context.Context, db *mongo.Database, cases []keywordCase) (
 		return answers, nil
 	}
 	var docs []any
-	var owner []int  // docs[j] belongs to cases[owner[j]]
+	var owner []int    // docs[j] belongs to cases[owner[j]]
 	var failing []bool // docs[j] violates its case
 	for i, c := range cases {
 		docs = append(docs, bson.D{{Key: c.field, Value: c.pass}})
