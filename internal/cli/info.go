@@ -52,6 +52,9 @@ func renderInfo(o *output, r *probe.ServerReport) {
 	server := "MongoDB " + s.Version
 	switch s.FerretDBVersion {
 	case "":
+		if s.FerretDB2Version != "" {
+			server = "FerretDB " + s.FerretDB2Version + ", reporting itself as MongoDB " + s.Version
+		}
 	case "unknown":
 		server = "FerretDB (version unknown), reporting itself as MongoDB " + s.Version
 	default:

@@ -25,9 +25,14 @@ const (
 type ServerInfo struct {
 	// Version is the MongoDB version the server reports (buildInfo).
 	Version string `json:"version"`
-	// FerretDBVersion is set when the server is FerretDB, which reports a
-	// MongoDB version it only partly implements.
+	// FerretDBVersion is set when the server is FerretDB v1, which reports
+	// a MongoDB version it only partly implements (buildInfo's
+	// ferretdbVersion; "unknown" for an embedded build).
 	FerretDBVersion string `json:"ferretdbVersion,omitempty"`
+	// FerretDB2Version is set when the server is FerretDB 2 (buildInfo's
+	// ferretdb.version), which runs on DocumentDB and has none of v1's
+	// limits that FerretDBVersion stands for; what it lacks is probed.
+	FerretDB2Version string `json:"ferretdb2Version,omitempty"`
 	// Topology is standalone, replicaSet or sharded.
 	Topology string `json:"topology"`
 	// SetName is the replica set name, if any.
@@ -199,7 +204,7 @@ func Server(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	if err := admin.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
 		return nil, fmt.Errorf("hello: %w", err)
 	}
-	info := &ServerInfo{Version: build.Version, FerretDBVersion: bsonx.OrDefault(build.FerretDBVersion, build.FerretDB.Version), SetName: hello.SetName, MaxWireVersion: hello.MaxWireVersion}
+	info := &ServerInfo{Version: build.Version, FerretDBVersion: build.FerretDBVersion, FerretDB2Version: build.FerretDB.Version, SetName: hello.SetName, MaxWireVersion: hello.MaxWireVersion}
 	switch {
 	case hello.Msg == "isdbgrid":
 		info.Topology = TopologySharded
