@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test vet build bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
+.PHONY: test test-server2 vet build bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
 
 ## test: vet, run every test, and a short pass of the fuzz targets (what .ci/run runs).
 ## FuzzStepDifferential is left out of the short pass: it explores a third-party server's
@@ -13,6 +13,12 @@ PKGS     := ./...
 test: vet
 	$(GO) test -count=1 $(PKGS)
 	$(MAKE) fuzz-pass FUZZTIME=3s FUZZ_DIFFERENTIAL=
+
+## test-server2: every test that reads MONGOMIG_TEST_URI (all named ...MongoDB), against the second
+## test server in ../shared/server2: installed if missing (as root), started on a free port in a
+## temporary directory, stopped afterwards (scripts/server2-test; CI runs it after test)
+test-server2:
+	GO=$(GO) scripts/server2-test
 
 vet:
 	$(GO) vet $(PKGS)

@@ -47,10 +47,11 @@ func HasCode(err error, codes ...int) bool {
 
 // ServerCode is the code the server gave a single write's error: its write
 // error's (a bulk write's, or a single write's), or its command error's.
-// FerretDB answers a duplicate key of an update with the command error 1
-// InternalError: 11000 is given in its place; any other code 1 is internal
-// to the server, not the document's: 0. 0 if err is not the server's
-// answer.
+// FerretDB v1 answers a duplicate key of an update with the command error 1
+// InternalError, and DocumentDB (FerretDB 2) a unique index build over
+// documents that share a key ([DocumentDBUniqueBuild]): 11000 is given in
+// their place; any other code 1 is internal to the server, not the
+// document's: 0. 0 if err is not the server's answer.
 func ServerCode(err error) int {
 	var w mongo.WriteError
 	if errors.As(err, &w) {
@@ -68,7 +69,7 @@ func ServerCode(err error) int {
 		return 0
 	}
 	if ce.Code == 1 {
-		if FerretUniqueIndex.MatchString(ce.Message) {
+		if FerretUniqueIndex.MatchString(ce.Message) || DocumentDBUniqueBuild.MatchString(ce.Message) {
 			return CodeDuplicateKey
 		}
 		return 0
@@ -81,6 +82,19 @@ const (
 	CodeDuplicateKey              = 11000
 	CodeDocumentValidationFailure = 121
 )
+
+// DocumentDBUniqueIndex matches DocumentDB's (FerretDB 2's) duplicate key
+// message, code 11000 but not in MongoDB's "E11000 duplicate key error
+// collection: <ns> index: <name> dup key: {...}" form: "Duplicate key
+// violation on the requested collection: Index 'handle_1'". Its group is
+// the index name.
+var DocumentDBUniqueIndex = regexp.MustCompile(`^Duplicate key violation on the requested collection: Index '([^']+)'`)
+
+// DocumentDBUniqueBuild matches DocumentDB's answer (code 1,
+// InternalError) to a unique index build over documents that share a key:
+// PostgreSQL's "could not create exclusion constraint" for the index's
+// table constraint ("documents_rum_index_168"), which names no index.
+var DocumentDBUniqueBuild = regexp.MustCompile(`^could not create exclusion constraint "[^"]*"`)
 
 // FerretUniqueIndex matches FerretDB v1's duplicate key message.
 var FerretUniqueIndex = regexp.MustCompile(`UNIQUE constraint failed: index '([^']+)'`)

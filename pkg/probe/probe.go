@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,9 +25,14 @@ const (
 type ServerInfo struct {
 	// Version is the MongoDB version the server reports (buildInfo).
 	Version string `json:"version"`
-	// FerretDBVersion is set when the server is FerretDB, which reports a
-	// MongoDB version it only partly implements.
+	// FerretDBVersion is set when the server is FerretDB v1, which reports
+	// a MongoDB version it only partly implements (buildInfo's
+	// ferretdbVersion; "unknown" for an embedded build).
 	FerretDBVersion string `json:"ferretdbVersion,omitempty"`
+	// FerretDB2Version is set when the server is FerretDB 2 (buildInfo's
+	// ferretdb.version), which runs on DocumentDB and has none of v1's
+	// limits that FerretDBVersion stands for; what it lacks is probed.
+	FerretDB2Version string `json:"ferretdb2Version,omitempty"`
 	// Topology is standalone, replicaSet or sharded.
 	Topology string `json:"topology"`
 	// SetName is the replica set name, if any.
@@ -70,6 +76,17 @@ type Capabilities struct {
 	// after a separate read, so a guard there costs a scan and still does
 	// not exclude a concurrent writer.
 	GuardedWrites Capability `json:"guardedWrites"`
+	// CreateKeepsOptions: a collection created with a validator,
+	// validationLevel and validationAction lists all three, as sent, in
+	// listCollections. Stock FerretDB 2 accepts them and keeps none, so a
+	// validator sent with create silently does not exist there.
+	CreateKeepsOptions Capability `json:"createKeepsOptions"`
+	// ChangeStreams: a change stream opened on a collection delivers the
+	// insert that follows.
+	ChangeStreams Capability `json:"changeStreams"`
+	// Keywords is which $jsonSchema keywords and bsonType aliases the
+	// server's validators enforce as MongoDB does.
+	Keywords KeywordSupport `json:"keywords"`
 }
 
 // GuardedWrites is [Capabilities.GuardedWrites] for the server info.
@@ -98,9 +115,10 @@ type ServerReport struct {
 }
 
 // Probe reports the server's version and topology and which capabilities
-// are available. It works in a scratch collection named
-// mongomig_probe_<random> in db and drops it before returning (also when ctx
-// is cancelled), so user data is never touched. A capability the server
+// are available. It works in a scratch database named
+// mongomig_probe_<random> on db's client and drops it before returning
+// (also when ctx is cancelled): nothing is read from or written to db, or
+// to any other database but the scratch one. A capability the server
 // refuses is reported as unavailable with the server's answer; network
 // failures and timeouts are returned as errors.
 func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
@@ -109,41 +127,71 @@ func Probe(ctx context.Context, db *mongo.Database) (*ServerReport, error) {
 		return nil, err
 	}
 	r := &ServerReport{Database: db.Name(), Server: *info}
-	r.Capabilities.GuardedWrites = GuardedWrites(info)
+	c := &r.Capabilities
+	c.GuardedWrites = GuardedWrites(info)
 
-	name := scratchName()
+	scratch := db.Client().Database(scratchName())
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dropTimeout)
 		defer cancel()
-		_ = db.Collection(name).Drop(dctx)
+		_ = scratch.Drop(dctx)
 	}()
-	coll := db.Collection(name)
+	coll := scratch.Collection(scratchCollection)
 
-	if r.Capabilities.Validators, err = probeValidators(ctx, db, name); err != nil {
+	c.Validators, c.CreateKeepsOptions, err = probeValidators(ctx, scratch, scratchCollection)
+	var refused *scratchRefused
+	if errors.As(err, &refused) {
+		// Without a scratch collection nothing else can be tried: every
+		// capability is what create answered (mostly: not permitted).
+		for _, p := range []*Capability{&c.Validators, &c.CreateKeepsOptions, &c.JSONSchemaQueries, &c.PipelineUpdates, &c.Transactions, &c.ChangeStreams} {
+			*p = refused.answer
+		}
+		c.Keywords = KeywordSupport{Reason: "not probed: " + refused.answer.Reason}
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Keywords, err = probeKeywords(ctx, scratch, c.Validators); err != nil {
 		return nil, err
 	}
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: 1}}); err != nil {
-		return nil, fmt.Errorf("probe: insert into scratch collection %s: %w", name, err)
+		return nil, fmt.Errorf("probe: insert into scratch collection %s.%s: %w", scratch.Name(), scratchCollection, err)
 	}
-	if r.Capabilities.JSONSchemaQueries, err = probeJSONSchemaQuery(ctx, coll); err != nil {
+	if c.JSONSchemaQueries, err = probeJSONSchemaQuery(ctx, coll); err != nil {
 		return nil, err
 	}
-	if r.Capabilities.PipelineUpdates, err = probePipelineUpdate(ctx, coll); err != nil {
+	if c.PipelineUpdates, err = probePipelineUpdate(ctx, coll); err != nil {
 		return nil, err
 	}
-	if r.Capabilities.Transactions, err = probeTransactions(ctx, db.Client(), coll); err != nil {
+	if c.Transactions, err = probeTransactions(ctx, db.Client(), coll); err != nil {
+		return nil, err
+	}
+	if c.ChangeStreams, err = probeChangeStreams(ctx, coll); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func scratchName() string { return "mongomig_probe_" + bsonx.RandomHex(6) }
+// ScratchPrefix starts the name of the database [Probe] works in.
+const ScratchPrefix = "mongomig_probe_"
 
+// scratchCollection is the collection of the scratch database most probes
+// use (the keyword probe has its own, [keywordCollection]).
+const scratchCollection = "probe"
+
+func scratchName() string { return ScratchPrefix + bsonx.RandomHex(6) }
+
+// Server reports the version and topology of the server db lives on, from
+// buildInfo and hello on the admin database.
 func Server(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	admin := db.Client().Database("admin")
 	var build struct {
 		Version         string `bson:"version"`
-		FerretDBVersion string `bson:"ferretdbVersion"`
+		FerretDBVersion string `bson:"ferretdbVersion"` // FerretDB v1
+		FerretDB        struct {
+			Version string `bson:"version"`
+		} `bson:"ferretdb"` // FerretDB v2
 	}
 	if err := admin.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&build); err != nil {
 		return nil, fmt.Errorf("buildInfo: %w", err)
@@ -156,7 +204,7 @@ func Server(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	if err := admin.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
 		return nil, fmt.Errorf("hello: %w", err)
 	}
-	info := &ServerInfo{Version: build.Version, FerretDBVersion: build.FerretDBVersion, SetName: hello.SetName, MaxWireVersion: hello.MaxWireVersion}
+	info := &ServerInfo{Version: build.Version, FerretDBVersion: build.FerretDBVersion, FerretDB2Version: build.FerretDB.Version, SetName: hello.SetName, MaxWireVersion: hello.MaxWireVersion}
 	switch {
 	case hello.Msg == "isdbgrid":
 		info.Topology = TopologySharded
@@ -168,6 +216,12 @@ func Server(ctx context.Context, db *mongo.Database) (*ServerInfo, error) {
 	return info, nil
 }
 
+// scratchRefused is the server's refusal of a plain create in the scratch
+// database: no capability can be tried.
+type scratchRefused struct{ answer Capability }
+
+func (e *scratchRefused) Error() string { return e.answer.Reason }
+
 // ValidatorProbeSchema is the validator Probe sends; tests compare the exact
 // command documents against it.
 var ValidatorProbeSchema = bson.D{{Key: "$jsonSchema", Value: bson.D{
@@ -175,25 +229,34 @@ var ValidatorProbeSchema = bson.D{{Key: "$jsonSchema", Value: bson.D{
 	{Key: "required", Value: bson.A{"x"}},
 }}}
 
-// probeValidators creates the scratch collection with a validator and then
-// changes it with collMod; both must work. When the server refuses, the
-// scratch collection is created without one so later probes can use it.
-func probeValidators(ctx context.Context, db *mongo.Database, name string) (Capability, error) {
+// probeValidators creates the scratch collection with a validator, reads
+// it back (createKeeps), then changes it with collMod and reads that back
+// too; validators are available when collMod's validator is held, whatever
+// create kept. When create refuses, the scratch collection is created
+// without one so later probes can use it.
+func probeValidators(ctx context.Context, db *mongo.Database, name string) (validators, createKeeps Capability, err error) {
 	create := bson.D{
 		{Key: "create", Value: name},
 		{Key: "validator", Value: ValidatorProbeSchema},
 		{Key: "validationLevel", Value: "strict"},
 		{Key: "validationAction", Value: "error"},
 	}
-	err := db.RunCommand(ctx, create).Err()
+	err = db.RunCommand(ctx, create).Err()
 	if refused, cerr := classify(err, "create with validator"); cerr != nil || refused.Reason != "" {
 		if cerr != nil {
-			return Capability{}, cerr
+			return Capability{}, Capability{}, cerr
 		}
-		if err := db.RunCommand(ctx, bson.D{{Key: "create", Value: name}}).Err(); err != nil {
-			return Capability{}, fmt.Errorf("probe: create scratch collection %s: %w", name, err)
+		err := db.RunCommand(ctx, bson.D{{Key: "create", Value: name}}).Err()
+		if plain, cerr := classify(err, "create"); cerr != nil || plain.Reason != "" {
+			if cerr == nil {
+				cerr = &scratchRefused{plain}
+			}
+			return Capability{}, Capability{}, fmt.Errorf("probe: create scratch collection %s.%s: %w", db.Name(), name, cerr)
 		}
-		return refused, nil
+		return refused, refused, nil
+	}
+	if createKeeps, err = heldOptions(ctx, db, name, "create", "strict"); err != nil {
+		return Capability{}, Capability{}, err
 	}
 	collMod := bson.D{
 		{Key: "collMod", Value: name},
@@ -203,7 +266,43 @@ func probeValidators(ctx context.Context, db *mongo.Database, name string) (Capa
 	}
 	refused, cerr := classify(db.RunCommand(ctx, collMod).Err(), "collMod with validator")
 	if cerr != nil || refused.Reason != "" {
+		return refused, createKeeps, cerr
+	}
+	validators, err = heldOptions(ctx, db, name, "collMod", "moderate")
+	return validators, createKeeps, err
+}
+
+// heldOptions reads collection name's options back with listCollections:
+// available when they are [ValidatorProbeSchema], level and action error,
+// as the command named by what sent them.
+func heldOptions(ctx context.Context, db *mongo.Database, name, what, level string) (Capability, error) {
+	specs, err := db.ListCollectionSpecifications(ctx, bson.D{{Key: "name", Value: name}})
+	if refused, cerr := classify(err, "listCollections"); cerr != nil || refused.Reason != "" {
 		return refused, cerr
+	}
+	var opts struct {
+		Validator        bson.Raw `bson:"validator"`
+		ValidationLevel  string   `bson:"validationLevel"`
+		ValidationAction string   `bson:"validationAction"`
+	}
+	if len(specs) == 1 {
+		if err := bson.Unmarshal(specs[0].Options, &opts); err != nil {
+			return Capability{}, fmt.Errorf("probe: decode the options listCollections shows for %s: %w", name, err)
+		}
+	}
+	want, err := bson.Marshal(ValidatorProbeSchema)
+	if err != nil {
+		return Capability{}, err
+	}
+	switch {
+	case len(specs) != 1:
+		return Capability{Reason: fmt.Sprintf("%s was accepted but listCollections shows %d collections named %s", what, len(specs), name)}, nil
+	case opts.Validator == nil:
+		return Capability{Reason: what + " accepted the validator but listCollections shows none: the server dropped it"}, nil
+	case !bytes.Equal(opts.Validator, want):
+		return Capability{Reason: fmt.Sprintf("%s accepted the validator %s but listCollections shows %s", what, bson.Raw(want), opts.Validator)}, nil
+	case opts.ValidationLevel != level || opts.ValidationAction != "error":
+		return Capability{Reason: fmt.Sprintf("%s accepted validationLevel %s and validationAction error but listCollections shows %q and %q", what, level, opts.ValidationLevel, opts.ValidationAction)}, nil
 	}
 	return Capability{Available: true}, nil
 }
@@ -245,7 +344,8 @@ func probeTransactions(ctx context.Context, client *mongo.Client, coll *mongo.Co
 	}
 	defer sess.EndSession(context.WithoutCancel(ctx))
 	_, err = sess.WithTransaction(ctx, func(ctx context.Context) (any, error) {
-		_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}})
+		// With x: the scratch collection's validator requires it.
+		_, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 2}, {Key: "x", Value: 2}})
 		return nil, err
 	}, options.Transaction())
 	refused, cerr := classify(err, "transaction")
@@ -270,7 +370,7 @@ func classify(err error, what string) (Capability, error) {
 	if errors.As(err, &se) {
 		for _, code := range []int{codeUnauthorized, codeAtlasError} {
 			if se.HasErrorCode(code) {
-				return Capability{NotPermitted: true, Code: code, Reason: fmt.Sprintf("%s not permitted (code %d): %s; the user needs the createCollection, collMod, insert, update, find and dropCollection actions on the database",
+				return Capability{NotPermitted: true, Code: code, Reason: fmt.Sprintf("%s not permitted (code %d): %s; the user needs the createCollection, collMod, insert, update, find, changeStream and dropDatabase actions on the scratch database "+ScratchPrefix+"*",
 					what, code, ServerMessage(err))}, nil
 			}
 		}
