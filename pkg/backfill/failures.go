@@ -106,6 +106,8 @@ func writeFailure(coll string, err error) (rule, key, msg string) {
 		index, value := "a unique index", ""
 		if m := mongoDupIndex.FindStringSubmatch(text); m != nil {
 			index, value = "unique index "+m[1], " (e.g. "+dupKeyExcerpt(m[2])+")"
+		} else if m := probe.DocumentDBUniqueIndex.FindStringSubmatch(text); m != nil {
+			index = "unique index " + m[1]
 		} else if m := probe.FerretUniqueIndex.FindStringSubmatch(text); m != nil {
 			index = "unique index " + ferretIndexName(coll, m[1])
 		}

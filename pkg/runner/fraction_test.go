@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/backfill"
@@ -47,14 +48,14 @@ func checkFractional(t *testing.T, db *mongo.Database, opts backfill.Options) {
 	for i, v := range []float64{1.5, 2.5, 7.5} {
 		d := bson.D{{Key: "_id", Value: int32(10 + i)}, {Key: "email", Value: "f@x"}, {Key: "version", Value: v}}
 		fractional[fmt.Sprint(10+i)] = d
-		if _, err := users.InsertOne(ctx, d); err != nil {
+		if _, err := users.InsertOne(ctx, d, options.InsertOne().SetBypassDocumentValidation(true)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := users.InsertMany(ctx, []any{
 		bson.D{{Key: "_id", Value: int32(1)}, {Key: "email", Value: "a@x"}},
 		bson.D{{Key: "_id", Value: int32(2)}, {Key: "email", Value: "b@x"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "b@x"}}}, {Key: "version", Value: 2.0}},
-	}); err != nil {
+	}, options.InsertMany().SetBypassDocumentValidation(true)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := backfill.Run(ctx, r, opts)

@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
@@ -103,7 +104,7 @@ func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongo
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Collection("users").InsertOne(ctx, bson.Raw(raw)); err != nil {
+		if _, err := db.Collection("users").InsertOne(ctx, bson.Raw(raw), options.InsertOne().SetBypassDocumentValidation(true)); err != nil {
 			t.Fatalf("%s: %v", h.name, err)
 		}
 		if h.invalid {
@@ -112,6 +113,16 @@ func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongo
 		if h.name == "version twice" {
 			dups++
 		}
+	}
+	// A server whose matcher reads only the first of a repeated field
+	// (MongoDB's: src/mongo/db/matcher/path_internal.cpp reads a field
+	// with BSONObj::getField, the first of that name) takes "version
+	// twice" (1, then 0) for a current document: no backfill filter
+	// selects it, so it is left as stored and not counted (the lazy path
+	// refuses it, see pkg/version's TestDuplicateVersionKeys).
+	unseen := ""
+	if dups > 0 && !matchesSecondCopy(t, db) {
+		unseen = "200"
 	}
 	res, err := backfill.Run(ctx, r, opts)
 	if err != nil {
@@ -126,8 +137,15 @@ func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongo
 			failedIDs[id] = true
 		}
 	}
-	if failed != invalid || c.Proven || !res.FailuresRemain() {
-		t.Errorf("%d failures (want %d), proven %v, failures remain %v: %+v", failed, invalid, c.Proven, res.FailuresRemain(), c.Failed)
+	wantFailed := invalid
+	if unseen != "" {
+		wantFailed--
+		if failedIDs[unseen] {
+			t.Errorf("the repeated version field was counted although the server's filters take it for current")
+		}
+	}
+	if failed != wantFailed || c.Proven || !res.FailuresRemain() {
+		t.Errorf("%d failures (want %d), proven %v, failures remain %v: %+v", failed, wantFailed, c.Proven, res.FailuresRemain(), c.Failed)
 	}
 	for _, h := range docs {
 		stored := findUser(t, db, h.doc[0].Value)
@@ -209,4 +227,16 @@ func lookupMissing(d bson.D, key string) bool {
 func js(d bson.D) string {
 	b, _ := bson.MarshalExtJSON(d, true, false)
 	return string(b)
+}
+
+// matchesSecondCopy reports whether the server's filters see the second
+// copy of a repeated field: {version: 0} against the stored "version
+// twice" document (1, then 0).
+func matchesSecondCopy(t *testing.T, db *mongo.Database) bool {
+	t.Helper()
+	n, err := db.Collection("users").CountDocuments(context.Background(), bson.D{{Key: "_id", Value: int32(200)}, {Key: "version", Value: int32(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }

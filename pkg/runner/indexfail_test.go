@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
@@ -29,7 +30,7 @@ var uniqueMailFS = fstest.MapFS{
 // checks what the error says: the index, the collection, the cause in
 // mongomig's words, the way to list the documents, what was done and that
 // nothing was recorded; and that no index was left behind.
-func uniqueBuildFails(t *testing.T, db *mongo.Database) string {
+func uniqueBuildFails(t *testing.T, db *mongo.Database) (string, error) {
 	t.Helper()
 	ctx := context.Background()
 	docs := []any{
@@ -68,13 +69,13 @@ func uniqueBuildFails(t *testing.T, db *mongo.Database) string {
 			t.Errorf("the failed build left index mail_1: %+v", s)
 		}
 	}
-	return msg
+	return msg, pe.Err
 }
 
 // TestUniqueIndexBuildFailure: on the sandbox, FerretDB's SQLite text
 // (which names the table, customers_<hash>_mail_1) is not shown.
 func TestUniqueIndexBuildFailure(t *testing.T) {
-	msg := uniqueBuildFails(t, sandboxtest.Database(t, "app"))
+	msg, _ := uniqueBuildFails(t, sandboxtest.Database(t, "app"))
 	if strings.Contains(msg, "UNIQUE constraint") || strings.Contains(msg, "2067") {
 		t.Errorf("message shows SQLite's text:\n%s", msg)
 	}
@@ -84,7 +85,10 @@ func TestUniqueIndexBuildFailure(t *testing.T) {
 // after mongomig's words, for the key value it quotes.
 func TestUniqueIndexBuildFailureMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_unique_build", "the sandbox's answer is TestUniqueIndexBuildFailure")
-	msg := uniqueBuildFails(t, db)
+	msg, serverErr := uniqueBuildFails(t, db)
+	if !probe.HasCode(serverErr, probe.CodeDuplicateKey) {
+		t.Skipf("the server does not answer a unique index build over shared keys with DuplicateKey (11000), whose text mongomig keeps: it answered %v", serverErr)
+	}
 	if !strings.Contains(msg, "; the server: ") || !strings.Contains(msg, "E11000") {
 		t.Errorf("message lacks MongoDB's E11000 text:\n%s", msg)
 	}

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 )
 
@@ -16,7 +17,11 @@ import (
 func TestUpEnforcesOnMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_runner", "no real MongoDB to check validator enforcement on (the commands sent are checked on the sandbox by TestUpFromEmptyThenNothingPending)")
 	ctx := context.Background()
-	applied, err := newRunner(t, db, samples(t)).Up(ctx)
+	// Every sample validator the users checks below depend on is
+	// enforceable once enum is written as a pattern (orders' keeps
+	// additionalProperties, which nothing below writes to).
+	fsys, _ := fixtures.EnforceableSamples(t, db)
+	applied, err := newRunner(t, db, fsys).Up(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +31,14 @@ func TestUpEnforcesOnMongoDB(t *testing.T) {
 		}
 	}
 	// users (0003): moderate, error: a new user without contact is refused.
-	_, err = db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}})
+	// The window is open (the collection was never proven upgraded), so a
+	// document without version is checked as version 0 against 0001's
+	// schema: the new users carry the current version, 3.
+	_, err = db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}, {Key: "version", Value: int32(3)}})
 	if !isValidationFailure(err) {
 		t.Errorf("invalid user accepted: %v", err)
 	}
-	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "x@y"}}}}); err != nil {
+	if _, err := db.Collection("users").InsertOne(ctx, bson.D{{Key: "name", Value: "x"}, {Key: "status", Value: "active"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "x@y"}}}, {Key: "version", Value: int32(3)}}); err != nil {
 		t.Errorf("valid user refused: %v", err)
 	}
 	// comments (0004): action warn: an invalid comment is accepted.

@@ -268,14 +268,17 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 
 // countVersions groups a collection's documents by version field.
 func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount, error) {
-	pipeline := mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$" + r.cfg.versionField}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}
+	f := "$" + r.cfg.versionField
+	pipeline := mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "v", Value: f}, {Key: "t", Value: bson.D{{Key: "$type", Value: f}}}}}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}
 	cur, err := r.db.Collection(coll).Aggregate(ctx, pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("count document versions of %s: %w", coll, err)
 	}
 	var rows []struct {
-		ID bson.RawValue `bson:"_id"`
-		N  int64         `bson:"n"`
+		ID struct {
+			V bson.RawValue `bson:"v"`
+		} `bson:"_id"`
+		N int64 `bson:"n"`
 	}
 	if err := cur.All(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("count document versions of %s: %w", coll, err)
@@ -284,11 +287,11 @@ func (r *Runner) countVersions(ctx context.Context, coll string) ([]VersionCount
 	var out []VersionCount
 	for _, row := range rows {
 		// $group puts a missing field under null; the rule is pkg/version's.
-		if v, ok := version.ParseVersion(row.ID); ok {
+		if v, ok := version.ParseVersion(row.ID.V); ok {
 			byVersion[v] += row.N
 			continue
 		}
-		out = append(out, VersionCount{Invalid: bsonx.ExtJSONOf(row.ID), Count: row.N})
+		out = append(out, VersionCount{Invalid: bsonx.ExtJSONOf(row.ID.V), Count: row.N})
 	}
 	for v, n := range byVersion {
 		out = append(out, VersionCount{Version: v, Count: n})

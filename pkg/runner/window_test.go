@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -75,7 +76,8 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 func TestValidatorWindowOnMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestUpFromEmptyThenNothingPending and TestValidatorWindowTightensAfterBackfill)")
 	ctx := context.Background()
-	r := newRunner(t, db, samples(t))
+	fsys, _ := fixtures.EnforceableSamples(t, db) // only users is written to
+	r := newRunner(t, db, fsys)
 	if _, err := r.UpTo(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
