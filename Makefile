@@ -35,8 +35,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 300000x -count $(BENCHCOUNT) ./pkg/version | tee bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'Validate100k' -benchtime 3x -count 5 ./pkg/validator | tee -a bench.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'ValidateParallel' -benchtime 200000x -count 3 -cpu 1,2 ./pkg/validator | tee -a bench.out
-	for i in 1 2 3 4 5 6 7 8; do $(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 1 ./pkg/runner; done | tee -a bench.out | $(GO) run ./internal/benchratio
-	$(GO) test -run '^$$' -bench 'InferClient' -benchtime 200000x -count 5 ./pkg/runner | tee -a bench.out | $(GO) run ./internal/benchratio
+	for i in 1 2 3 4 5 6 7 8; do $(GO) test -run '^$$' -bench 'BackfillClient' -benchtime 20x -count 1 ./pkg/backfill; done | tee -a bench.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'InferClient' -benchtime 200000x -count 5 ./pkg/inspect | tee -a bench.out | $(GO) run ./internal/benchratio
 	for i in 1 2 3 4 5 6 7 8 9 10; do $(GO) test -run '^$$' -bench 'Versioned' -benchtime 20000x -count 1 ./pkg/version/versioned; done | tee -a bench.out | $(GO) run ./internal/benchratio
 
 ## bench-report: end to end on the sandbox: report vs a plain scan, backfill (1k and 20k users,
@@ -44,11 +44,12 @@ bench:
 ## rounds so that all programs meet the same load of a shared machine, peak heap of a report (10k,
 ## 200k documents) and of a backfill (20k, 200k) (slow: ~30 minutes)
 bench-report:
-	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 1 -timeout 60m ./pkg/runner; done | tee bench-report.out | $(GO) run ./internal/benchratio
-	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
-	$(GO) test -run '^$$' -bench 'ReportMemory|BackfillMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
-	$(GO) test -run '^$$' -bench 'InferEndToEnd|AnalyzeEndToEnd' -benchtime 3x -count 5 ./pkg/runner | tee -a bench-report.out | $(GO) run ./internal/benchratio
-	$(GO) test -run '^$$' -bench 'InferMemory' -benchtime 1x -timeout 30m ./pkg/runner | tee -a bench-report.out
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BackfillEndToEnd' -benchtime 1x -count 1 -timeout 60m ./pkg/backfill; done | tee bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'ReportEndToEnd' -benchtime 3x -count 5 ./pkg/report | tee -a bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'ReportMemory' -benchtime 1x -timeout 30m ./pkg/report | tee -a bench-report.out
+	$(GO) test -run '^$$' -bench 'BackfillMemory' -benchtime 1x -timeout 30m ./pkg/backfill | tee -a bench-report.out
+	$(GO) test -run '^$$' -bench 'InferEndToEnd|AnalyzeEndToEnd' -benchtime 3x -count 5 ./pkg/inspect | tee -a bench-report.out | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench 'InferMemory' -benchtime 1x -timeout 30m ./pkg/inspect | tee -a bench-report.out
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
 ## then run as regression tests in every `go test`
@@ -72,7 +73,7 @@ fuzz-pass:
 ## tests LEASE_REPEATS (default 20) times, and a longer fuzz pass (FUZZTIME, default 2m per target)
 MONGOMIG_TRIALS ?= 100
 reliability:
-	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner | grep -E '^(---|ok|FAIL)|trials|rounds'
+	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner ./pkg/backfill | grep -E '^(---|ok|FAIL)|trials|rounds'
 	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings' ./pkg/runner
 	MONGOMIG_LEASE_ROUNDS=$(or $(LEASE_ROUNDS),100) $(GO) test -count=1 -timeout 1h -v -run 'TestConformance' ./pkg/lease
 	$(GO) test -count=$(or $(LEASE_REPEATS),20) -timeout 1h -run 'TestPausedHolderSendsNothingAfterTakeover|TestForcedUnlockStopsTheHolder|TestUpProcessesConcurrently|TestStaleLockTakenOverOnlyAfterExpiry|TestSIGTERMReleasesTheLock|TestLedgerTransaction' ./pkg/runner ./cmd/mongomig

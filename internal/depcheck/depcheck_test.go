@@ -31,7 +31,8 @@ func TestLibrariesStayLight(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/version/versioned", "pkg/lease", "pkg/lease/leasetest", "pkg/runner"} {
+	for _, pkg := range []string{"pkg/migration", "pkg/validator", "pkg/version", "pkg/version/versioned", "pkg/lease", "pkg/lease/leasetest",
+		"pkg/events", "pkg/probe", "pkg/lint", "pkg/runner", "pkg/backfill", "pkg/report", "pkg/inspect"} {
 		for _, d := range deps(t, pkg) {
 			for _, h := range heavy {
 				if strings.HasPrefix(d, h) {

@@ -50,7 +50,7 @@ func (l Limits) maxFileSize() int64 {
 }
 
 // WithLimits returns fsys with limits that [Load] applies to it (and so
-// every caller of Load: runner.Lint, runner.New, version.New).
+// every caller of Load: lint.Lint, runner.New, version.New).
 func WithLimits(fsys fs.FS, l Limits) fs.FS {
 	return limitedFS{fsys: fsys, limits: l}
 }

@@ -222,12 +222,14 @@ type scratchRefused struct{ answer Capability }
 
 func (e *scratchRefused) Error() string { return e.answer.Reason }
 
-// ValidatorProbeSchema is the validator Probe sends; tests compare the exact
-// command documents against it.
-var ValidatorProbeSchema = bson.D{{Key: "$jsonSchema", Value: bson.D{
-	{Key: "bsonType", Value: "object"},
-	{Key: "required", Value: bson.A{"x"}},
-}}}
+// ValidatorProbeSchema is the validator Probe sends (a new copy at each
+// call); tests compare the exact command documents against it.
+func ValidatorProbeSchema() bson.D {
+	return bson.D{{Key: "$jsonSchema", Value: bson.D{
+		{Key: "bsonType", Value: "object"},
+		{Key: "required", Value: bson.A{"x"}},
+	}}}
+}
 
 // probeValidators creates the scratch collection with a validator, reads
 // it back (createKeeps), then changes it with collMod and reads that back
@@ -237,7 +239,7 @@ var ValidatorProbeSchema = bson.D{{Key: "$jsonSchema", Value: bson.D{
 func probeValidators(ctx context.Context, db *mongo.Database, name string) (validators, createKeeps Capability, err error) {
 	create := bson.D{
 		{Key: "create", Value: name},
-		{Key: "validator", Value: ValidatorProbeSchema},
+		{Key: "validator", Value: ValidatorProbeSchema()},
 		{Key: "validationLevel", Value: "strict"},
 		{Key: "validationAction", Value: "error"},
 	}
@@ -260,7 +262,7 @@ func probeValidators(ctx context.Context, db *mongo.Database, name string) (vali
 	}
 	collMod := bson.D{
 		{Key: "collMod", Value: name},
-		{Key: "validator", Value: ValidatorProbeSchema},
+		{Key: "validator", Value: ValidatorProbeSchema()},
 		{Key: "validationLevel", Value: "moderate"},
 		{Key: "validationAction", Value: "error"},
 	}
@@ -290,7 +292,7 @@ func heldOptions(ctx context.Context, db *mongo.Database, name, what, level stri
 			return Capability{}, fmt.Errorf("probe: decode the options listCollections shows for %s: %w", name, err)
 		}
 	}
-	want, err := bson.Marshal(ValidatorProbeSchema)
+	want, err := bson.Marshal(ValidatorProbeSchema())
 	if err != nil {
 		return Capability{}, err
 	}

@@ -76,7 +76,7 @@ func TestProbeSandbox(t *testing.T) {
 	}
 	scratch := pinCommand(t, creates[0], bson.D{
 		{Key: "create", Value: "probe"},
-		{Key: "validator", Value: probe.ValidatorProbeSchema},
+		{Key: "validator", Value: probe.ValidatorProbeSchema()},
 		{Key: "validationLevel", Value: "strict"},
 		{Key: "validationAction", Value: "error"},
 	})
@@ -197,7 +197,7 @@ func TestProbeRealMongoDB(t *testing.T) {
 	// Enforcement: the same validator the probe sends rejects a document
 	// without x.
 	coll := db.Collection("enforced")
-	if err := db.CreateCollection(ctx, "enforced", options.CreateCollection().SetValidator(probe.ValidatorProbeSchema)); err != nil {
+	if err := db.CreateCollection(ctx, "enforced", options.CreateCollection().SetValidator(probe.ValidatorProbeSchema())); err != nil {
 		t.Fatal(err)
 	}
 	_, err = coll.InsertOne(ctx, bson.D{{Key: "y", Value: 1}})
@@ -219,7 +219,7 @@ func checkProbeCommands(t *testing.T, rec *cmdlog.Recorder, client *mongo.Client
 	}
 	scratch := pinCommand(t, creates[0], bson.D{
 		{Key: "create", Value: "probe"},
-		{Key: "validator", Value: probe.ValidatorProbeSchema},
+		{Key: "validator", Value: probe.ValidatorProbeSchema()},
 		{Key: "validationLevel", Value: "strict"},
 		{Key: "validationAction", Value: "error"},
 	})
@@ -232,7 +232,7 @@ func checkProbeCommands(t *testing.T, rec *cmdlog.Recorder, client *mongo.Client
 	}
 	pinCommand(t, mods[0], bson.D{
 		{Key: "collMod", Value: "probe"},
-		{Key: "validator", Value: probe.ValidatorProbeSchema},
+		{Key: "validator", Value: probe.ValidatorProbeSchema()},
 		{Key: "validationLevel", Value: "moderate"},
 		{Key: "validationAction", Value: "error"},
 	})

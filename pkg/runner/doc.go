@@ -7,26 +7,36 @@
 //	...
 //	applied, err := r.Up(ctx)
 //
-// [New] lints the directory first ([InvalidFilesError]); [Runner.Up],
-// [Runner.UpTo] ([Latest] for every pending migration), [Runner.Down] and
-// [Runner.DownTo] apply or revert validators (collMod), indexes and data
-// downgrades under the migration lock, recording each migration in the
-// ledger only after all of its commands succeeded; [Runner.Plan] and
-// [Runner.PlanDown] say what they would send; [Runner.Status] compares the
-// ledger with the files; [Runner.Pending] lists what Up would apply (the
-// dry run of pkg/report checks the documents against it); [Runner.Backfill]
-// upgrades the documents nobody reads; [Runner.Unlock] removes a stale
-// lock. [Lint] checks files without a database, [Probe] reports what a
-// server supports, [Infer] reads an existing database and writes a
-// baseline migration (mongomig init), and [Analyze] reports its design
-// risks (mongomig analyze).
+// [New] lints the directory first (a [*InvalidFilesError] holding the
+// lint report); [Runner.Up], [Runner.UpTo] ([Latest] for every pending
+// migration), [Runner.Down] and [Runner.DownTo] apply or revert validators
+// (collMod), indexes and data downgrades under the migration lock,
+// recording each migration in the ledger only after all of its commands
+// succeeded; [Runner.Plan] and [Runner.PlanDown] say what they would send;
+// [Runner.Status] compares the ledger with the files and the server;
+// [Runner.Pending] lists what Up would apply; [Runner.Unlock] removes a
+// stale lock. The runner owns the ledger and the validator window and is
+// the only package that sends collMod, createIndexes and dropIndexes.
+//
+// The other products take what they need from it: a *Runner is the Source
+// of package backfill (which upgrades the documents nobody reads), and
+// the migrations and registry it loaded feed package report (validation
+// reports and the dry run). Package lint checks files without a database,
+// package probe reports what a server supports, package inspect writes a
+// baseline from an existing database.
 //
 // Errors are typed: [DriftError], [OrderError], [PartialError] (what was
 // done, what failed, what was not done), [InterruptedError] (the context
 // was cancelled: stopped between two commands or two batches of a
-// downgrade's document writes, lock released),
+// downgrade's document writes, lock released), [BackfillRunningError],
 // [LockTimeoutError] and [ErrLockLost]. Results are plain data with JSON
-// tags; progress goes to the [Event] callback. The package never prints.
+// tags; what happens goes to the events.Logger given with [WithLogger]. The
+// package never prints.
+//
+// A *Runner is safe for concurrent use by several goroutines (its state is
+// read-only after [New]; the server arbitrates through the migration lock),
+// as several runners in several processes are; build it with [New] (the
+// zero Runner is not usable).
 package runner
 
 import (

@@ -36,8 +36,10 @@ type Runner struct {
 }
 
 // New loads and checks the migrations in fsys and returns a runner for db.
-// It fails when any file is invalid (the error is a migration.ErrorList);
-// nothing is applied from a directory that does not lint. A migration that
+// It fails when any file is invalid with an [*InvalidFilesError], whose
+// Report has every problem at file:line:column; nothing is applied from a
+// directory that does not lint. An unreadable directory is the file
+// system's error. A migration that
 // declares no collection is only a lint warning (status, down and backfill
 // work while it is written); Up and Plan refuse it while it is pending.
 func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {

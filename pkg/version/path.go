@@ -144,19 +144,15 @@ func existsIn(v any, segs []string) bool {
 	return false
 }
 
-// locate finds the source of a rename or copy as MongoDB's $rename does
+// locateAt finds the source of a rename or copy as MongoDB's $rename does
 // (src/mongo/db/update/rename_node.cpp, RenameNode::apply, on
 // path_support.cpp findLongestPrefix): numeric segments index arrays; a
 // path that stops at a missing field or past an array's end is a no-op
 // (found false, no problem); a path that must go on through a scalar,
 // null, or an array with a non-numeric segment is PathNotViable; a source
 // that exists inside an array is refused ("The source field cannot be an
-// array element"). The source itself may be an array.
-func locate(d bson.D, segs []string) (v any, found bool, problem string) {
-	return locateAt(d, index(d, segs[0]), segs)
-}
-
-// locateAt is locate with the position of segs[0] in d already known.
+// array element"). The source itself may be an array. top is the
+// position of segs[0] in d.
 func locateAt(d bson.D, top int, segs []string) (v any, found bool, problem string) {
 	if top < 0 {
 		return nil, false, ""

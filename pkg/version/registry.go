@@ -95,7 +95,8 @@ func containsDot(s string) bool {
 var ErrFuncNotRegistered = errors.New("upgrade function not registered")
 
 // Registry holds every collection's upgrade chain. It is immutable after
-// [New] and safe for concurrent use.
+// [New] and safe for concurrent use. Build it with [New] or
+// [FromMigrations]: a nil *Registry is not usable.
 type Registry struct {
 	field      string
 	fieldPath  []string // field as a path, for set
