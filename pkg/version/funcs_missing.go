@@ -1,14 +1,14 @@
 package version
 
 import (
-	"errors"
 	"fmt"
 )
 
 // ErrFuncMissing is a command refused because a step it would run names a
-// Go function the program does not register (see [AllowMissingFuncs]).
-// Errors wrapping it are [*FuncMissingError]s.
-var ErrFuncMissing = errors.New("upgrade function not registered")
+// Go function the program does not register (see [AllowMissingFuncs]):
+// [ErrFuncNotRegistered], which an upgrade through such a step returns.
+// Refusals wrapping it are [*FuncMissingError]s.
+var ErrFuncMissing = ErrFuncNotRegistered
 
 // FuncMissingError names the func step a command would need.
 type FuncMissingError struct {
