@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test test-server2 vet build bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
+.PHONY: test test-server2 vet build release bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
 
 ## test: vet, run every test, and a short pass of the fuzz targets (what .ci/run runs).
 ## FuzzStepDifferential is left out of the short pass: it explores a third-party server's
@@ -26,6 +26,21 @@ vet:
 ## build: a mongomig binary in ./bin
 build:
 	$(GO) build -o bin/mongomig ./cmd/mongomig
+
+## release: stripped binaries for linux and darwin, amd64 and arm64, in dist/ as
+## mongomig-VERSION-OS-ARCH.tar.gz with SHA256SUMS; VERSION defaults to git describe
+## (a tag, or the revision with -dirty), and --version prints it
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+release:
+	rm -rf dist && mkdir -p dist
+	for t in $(RELEASE_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; d=dist/mongomig-$(VERSION)-$$os-$$arch; mkdir -p $$d; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=true \
+			-ldflags "-s -w -X github.com/mongomig/mongomig/internal/cli.Version=$(VERSION)" -o $$d/mongomig ./cmd/mongomig || exit 1; \
+		cp README.md $$d/ && tar -C dist -czf $$d.tar.gz $$(basename $$d) && rm -rf $$d; \
+	done
+	cd dist && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
 ## bench: every in-process benchmark pair, BENCHCOUNT runs each, as ratios to their baselines;
 ## the pairs whose halves are sub-benchmarks run one process per round, so that both halves
@@ -87,4 +102,4 @@ lint-samples:
 	$(GO) run ./cmd/mongomig lint --dir migrations
 
 clean:
-	rm -rf bin .sandbox
+	rm -rf bin dist .sandbox

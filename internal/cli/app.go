@@ -26,10 +26,41 @@ func toolVersion() string {
 	if Version != "" {
 		return Version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	return buildVersion(bi)
+}
+
+// buildVersion is the version a build records: the module's version (a
+// tag, go install ...@v1.2.3, or the pseudo-version Go 1.24 and later
+// stamp in a clone, v0.0.0-<time>-<revision>[+dirty]), else the VCS
+// revision an older go command stamped, as "devel+<12 hex digits>", with
+// "-dirty" when the tree had uncommitted changes; "dev" when neither is
+// known (go run, go test, -buildvcs=false).
+func buildVersion(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	v := "devel+" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
 }
 
 // globals are the flags every command shares.
