@@ -70,9 +70,9 @@ type Inference struct {
 	// FromData counts what the baseline holds that came from the
 	// documents' data rather than from their types: review it before
 	// committing the file.
-	FromData DataCounts `json:"fromData"`
-	enumMax  int        //
-	stats       map[string]*collector //
+	FromData DataCounts            `json:"fromData"`
+	enumMax  int                   //
+	stats    map[string]*collector //
 }
 
 // DataCounts is what a baseline took from the documents' data.
