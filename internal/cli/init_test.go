@@ -37,7 +37,7 @@ func TestInitCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), "price: {bsonType: [double, string]}") {
+	if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), "price: {bsonType: [int, long, double, string]}") {
 		t.Fatalf("%s: %v\n%s", file, err, b)
 	}
 	if r := run(t, false, "--dir", dir, "lint"); r.code != ExitOK || !strings.Contains(r.stdout, "0 errors, 0 warnings") {
