@@ -138,7 +138,9 @@ func (e *env) runInit(ctx context.Context, o initOptions) error {
 	for _, w := range inf.Warnings {
 		e.out.warnf("%s", w)
 	}
-	e.out.warnf("%s", dataWarning(path, inf.FromData))
+	if w := dataWarning(path, inf.FromData); w != "" {
+		e.out.warnf("%s", w)
+	}
 	if e.out.json {
 		return e.out.writeJSON(initResult{File: path, Inference: inf})
 	}

@@ -136,6 +136,9 @@ func writeExclusive(path string, data []byte) error {
 
 // dataWarning asks for a review of what the baseline took from the data.
 func dataWarning(path string, d inspect.DataCounts) string {
+	if d == (inspect.DataCounts{}) {
+		return ""
+	}
 	parts := []string{count(d.Enums, "enum") + fmt.Sprintf(" (%s)", count(d.EnumValues, "value")), count(d.PropertyNames, "property name")}
 	if d.Examples > 0 {
 		parts = append(parts, count(d.Examples, "example document"))

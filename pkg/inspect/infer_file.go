@@ -56,7 +56,7 @@ func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
 		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
 	// What init writes, its own parser must read back.
-	if _, err := migration.Parse(name, out); err != nil {
+	if _, err := migration.Parse(checkName, out); err != nil {
 		return nil, fmt.Errorf("render %s: the file would not parse (a bug in mongomig init): %w", name, err)
 	}
 	return out, nil
@@ -101,9 +101,9 @@ func (inf *Inference) section(name string, ic *InferredCollection, level, action
 	if err != nil || body == nil {
 		return nil, nil, err
 	}
-	perr := checkSection(name, k, body)
+	perr := checkSection(k, body)
 	if perr != nil && len(ic.examples) > 0 {
-		if k2, body2, _ := build(false); body2 != nil && checkSection(name, k2, body2) == nil {
+		if k2, body2, _ := build(false); body2 != nil && checkSection(k2, body2) == nil {
 			inf.Warnings = append(inf.Warnings, fmt.Sprintf("%s: the examples are left out of the baseline: the migration file format cannot hold them (%s)",
 				commentText(ic.Name), firstLine(perr)))
 			inf.FromData.Examples -= len(ic.examples)
@@ -119,15 +119,20 @@ func (inf *Inference) section(name string, ic *InferredCollection, level, action
 }
 
 // checkSection parses a file holding one collection's section.
-func checkSection(name string, k, body *yaml.Node) error {
+func checkSection(k, body *yaml.Node) error {
 	colls := withKey(mapping(false), k, body)
 	b, err := encodeFile("", colls)
 	if err != nil {
 		return err
 	}
-	_, err = migration.Parse(name, b)
+	_, err = migration.Parse(checkName, b)
 	return err
 }
+
+// checkName is the name the rendered bytes are parsed under: the file
+// may be named anything (init --out), and the version number changes
+// nothing in a lone file's checks.
+const checkName = "0001_baseline.yaml"
 
 func encodeFile(head string, colls *yaml.Node) ([]byte, error) {
 	doc := mapping(false)
