@@ -45,8 +45,8 @@ func initCommand(e *env) *cli.Command {
 }
 
 type initOptions struct {
-	infer  inspect.InferOptions
-	file   inspect.FileOptions
+	infer   inspect.InferOptions
+	file    inspect.FileOptions
 	out     string
 	sample  int64
 	managed bool
