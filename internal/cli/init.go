@@ -29,6 +29,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "validation-action", Value: "warn", Usage: "validationAction of the baseline: warn or error"},
 			&cli.StringFlag{Name: "out", Usage: "write the migration to `FILE` instead of the next numbered file in --dir"},
 			&cli.IntFlag{Name: "examples", Usage: "give the first `N` documents of each collection as examples (real data: review before committing)", DefaultText: "none"},
+			&cli.BoolFlag{Name: "allow-managed", Usage: "write a baseline even though the database's ledger records applied migrations"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -44,14 +45,15 @@ func initCommand(e *env) *cli.Command {
 }
 
 type initOptions struct {
-	infer  inspect.InferOptions
-	file   inspect.FileOptions
-	out    string
-	sample int64
+	infer   inspect.InferOptions
+	file    inspect.FileOptions
+	out     string
+	sample  int64
+	managed bool
 }
 
 func parseInitFlags(c *cli.Context) (initOptions, error) {
-	o := initOptions{out: c.String("out"), sample: c.Int64("sample")}
+	o := initOptions{out: c.String("out"), sample: c.Int64("sample"), managed: c.Bool("allow-managed")}
 	if o.sample < 0 {
 		return o, usageError(fmt.Errorf("--sample %d: give a positive number of documents", o.sample))
 	}
@@ -61,6 +63,8 @@ func parseInitFlags(c *cli.Context) (initOptions, error) {
 		return o, usageError(fmt.Errorf("--enum-max %d: give 0 (no enums) or a positive number", enumMax))
 	case enumMax == 0:
 		enumMax = -1 // inspect: negative disables
+	case enumMax > inspect.MaxEnumMax:
+		return o, usageError(fmt.Errorf("--enum-max %d: at most %d (an enum is a short list of labels)", enumMax, inspect.MaxEnumMax))
 	}
 	level, action := c.String("validation-level"), c.String("validation-action")
 	if level != "off" && level != "moderate" && level != "strict" {
@@ -106,6 +110,13 @@ func (e *env) runInit(ctx context.Context, o initOptions) error {
 		return err
 	}
 	defer closeDB()
+	managed, err := refuseManaged(ctx, db, o.managed)
+	if err != nil {
+		return err
+	}
+	if managed != "" {
+		e.out.warnf("%s", managed)
+	}
 	o.infer.Progress = e.progress()
 	inf, err := inspect.Infer(ctx, db, o.infer)
 	if err != nil {
@@ -118,33 +129,22 @@ func (e *env) runInit(ctx context.Context, o initOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkBaseline(path, data, e.g.MaxFileSize); err != nil {
+		return err
+	}
 	if err := writeNew(path, data); err != nil {
 		return err
 	}
 	for _, w := range inf.Warnings {
 		e.out.warnf("%s", w)
 	}
+	if w := dataWarning(path, inf.FromData); w != "" {
+		e.out.warnf("%s", w)
+	}
 	if e.out.json {
 		return e.out.writeJSON(initResult{File: path, Inference: inf})
 	}
 	e.renderInit(path, inf, o)
-	return nil
-}
-
-// writeNew writes a file that must not exist yet (O_EXCL: never overwrite,
-// even if another process raced us).
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	return nil
 }
 

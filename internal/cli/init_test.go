@@ -37,7 +37,7 @@ func TestInitCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), "price: {bsonType: [double, string]}") {
+	if b, err := os.ReadFile(file); err != nil || !strings.Contains(string(b), "price: {bsonType: [int, long, double, string]}") {
 		t.Fatalf("%s: %v\n%s", file, err, b)
 	}
 	if r := run(t, false, "--dir", dir, "lint"); r.code != ExitOK || !strings.Contains(r.stdout, "0 errors, 0 warnings") {
@@ -157,4 +157,49 @@ func thingsWithMixedPrice(t *testing.T, sb string) []bson.ObjectID {
 		}
 	})
 	return ids
+}
+
+// TestInitRefusesManagedDatabase (issue 26 item 4): init on a database
+// whose ledger records applied migrations refuses (exit 2) and writes
+// nothing; --allow-managed writes a baseline with a warning. Every init
+// says how much of the file came from the data.
+func TestInitRefusesManagedDatabase(t *testing.T) {
+	tmp := t.TempDir()
+	sb, dir := filepath.Join(tmp, "sandbox"), filepath.Join(tmp, "migrations")
+	thingsWithMixedPrice(t, sb)
+	r := run(t, false, "--embedded", sb, "--dir", dir, "init")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "warning: "+filepath.Join(dir, "0001_baseline.yaml")+" holds 0 enums (0 values), 2 property names taken from the documents' data: review them") {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, false, "--embedded", sb, "--dir", dir, "up"); r.code != ExitOK {
+		t.Fatalf("up: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, false, "--embedded", sb, "--dir", dir, "init")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "database app is already managed by mongomig: its ledger (mongomig_migrations) records 1 applied migration, the last 0001_baseline.yaml") ||
+		!strings.Contains(r.stderr, "wrote nothing") || !strings.Contains(r.stderr, "--allow-managed") {
+		t.Errorf("init on a managed database: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "0002_baseline.yaml")); !os.IsNotExist(err) {
+		t.Errorf("init on a managed database wrote a file: %v", err)
+	}
+	r = run(t, false, "--embedded", sb, "--dir", dir, "init", "--allow-managed", "--out", filepath.Join(tmp, "again.yaml"))
+	if r.code != ExitOK || !strings.Contains(r.stderr, "--allow-managed: writing a baseline anyway") {
+		t.Errorf("--allow-managed: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestInitRefusesOversizedBaseline (issue 25 item 9): a baseline larger
+// than the --max-file-size lint and up read is not written (exit 1), and
+// no partial or temporary file is left.
+func TestInitRefusesOversizedBaseline(t *testing.T) {
+	tmp := t.TempDir()
+	sb, out := filepath.Join(tmp, "sandbox"), filepath.Join(tmp, "out")
+	thingsWithMixedPrice(t, sb)
+	r := run(t, false, "--embedded", sb, "--max-file-size", "200", "init", "--out", filepath.Join(out, "baseline.yaml"))
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "more than the limit of 200 bytes that lint and up read, so init wrote nothing") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Errorf("left in %s: %v %v", out, entries, err)
+	}
 }

@@ -161,29 +161,30 @@ func Analyze(ctx context.Context, db *mongo.Database, opts AnalyzeOptions) (*Ana
 	}
 	a := &Analysis{Database: db.Name()}
 	for _, name := range names {
-		ca, warn, err := analyzeCollection(ctx, db.Collection(name), opts)
+		ca, warn, limits, err := analyzeCollection(ctx, db.Collection(name), opts)
 		if err != nil {
 			return nil, fmt.Errorf("analyze %s: %w", name, err)
 		}
 		if warn != "" && !slices.Contains(a.Warnings, warn) {
 			a.Warnings = append(a.Warnings, warn)
 		}
+		a.Warnings = append(a.Warnings, limits...)
 		a.Collections = append(a.Collections, ca)
 		a.Risks += len(ca.Risks)
 	}
 	return a, nil
 }
 
-func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts AnalyzeOptions) (*CollectionAnalysis, string, error) {
+func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts AnalyzeOptions) (*CollectionAnalysis, string, []string, error) {
 	ca := &CollectionAnalysis{Collection: coll.Name()}
 	total, err := estimate(ctx, coll, opts.Sample, opts.Progress != nil)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	ca.Total = total
 	cur, read, warn, err := openScan(ctx, coll, opts.Sample)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
 	ca.Read = read
@@ -195,7 +196,7 @@ func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts Analyze
 	for cur.Next(ctx) {
 		raw := cur.Current
 		if err := col.add(raw); err != nil {
-			return nil, "", fmt.Errorf("decode document %d: %w", ca.Documents+1, err)
+			return nil, "", nil, fmt.Errorf("decode document %d: %w", ca.Documents+1, err)
 		}
 		ca.Documents++
 		sizes.add(int64(len(raw)))
@@ -208,7 +209,7 @@ func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts Analyze
 		}
 	}
 	if err := cur.Err(); err != nil {
-		return nil, "", fmt.Errorf("read documents: %w", err)
+		return nil, "", nil, fmt.Errorf("read documents: %w", err)
 	}
 	if opts.Progress != nil {
 		opts.Progress(ca.Collection, ca.Documents, ca.Documents)
@@ -235,15 +236,20 @@ func analyzeCollection(ctx context.Context, coll *mongo.Collection, opts Analyze
 	}
 	ca.Versions = versions.list()
 	ca.Risks = risks(ca, opts)
-	return ca, warn, nil
+	return ca, warn, col.limitWarnings(ca.Collection), nil
 }
 
-// walkFields calls fn for every field path below o, depth first.
+// walkFields calls fn for every field path below o, depth first, with
+// the fields' display paths; nothing below a map-like object, whose keys
+// are data. (prefix is unused.)
 func walkFields(o *objStats, prefix string, fn func(path string, f *fieldStats, parents int64)) {
+	if o.mapLike() {
+		return
+	}
 	for _, k := range o.order {
 		f := o.fields[k]
-		fn(prefix+k, f, o.count)
-		walkValues(f, prefix+k, fn)
+		fn(f.path, f, o.count)
+		walkValues(f, f.path, fn)
 	}
 }
 
@@ -253,9 +259,9 @@ func walkValues(f *fieldStats, path string, fn func(path string, f *fieldStats, 
 	}
 	if f.items != nil {
 		if f.items.lens != nil {
-			fn(path+"[]", f.items, 0)
+			fn(f.items.path, f.items, 0)
 		}
-		walkValues(f.items, path+"[]", fn)
+		walkValues(f.items, f.items.path, fn)
 	}
 }
 

@@ -89,7 +89,7 @@ func (l *largest) add(id bson.RawValue, size int64) {
 	if len(l.docs) == l.n && size <= l.docs[len(l.docs)-1].Bytes {
 		return
 	}
-	d := DocumentSize{ID: bsonx.ExtJSONOf(id), Bytes: size}
+	d := DocumentSize{ID: safeID(id), Bytes: size}
 	i := sort.Search(len(l.docs), func(i int) bool { return l.docs[i].Bytes < size })
 	l.docs = append(l.docs, DocumentSize{})
 	copy(l.docs[i+1:], l.docs[i:])

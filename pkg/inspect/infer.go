@@ -33,9 +33,17 @@ type InferOptions struct {
 	// read) the file gives as examples, without the version field; 0:
 	// none, since documents may hold personal data.
 	Examples int
+	// MaxPaths is the budget of field paths tracked per collection (0:
+	// 1000); past it, objects meeting new fields are left dynamic and a
+	// warning names them.
+	MaxPaths int
 	// Progress, if set, is called every 1000 documents and at the end.
 	Progress func(collection string, scanned, total int64)
 }
+
+// MaxEnumMax is the largest [InferOptions].EnumMax: larger values are
+// taken as it (the distinct values counted per field are kept in memory).
+const MaxEnumMax = 100
 
 // ErrUnknownCollection is returned (wrapped, with the collections the
 // database has) when [InferOptions].Collections or
@@ -59,8 +67,23 @@ type Inference struct {
 	Database    string                `json:"database"`
 	Collections []*InferredCollection `json:"collections"`
 	Warnings    []string              `json:"warnings,omitempty"`
-	enumMax     int                   //
-	stats       map[string]*collector //
+	// FromData counts what the baseline holds that came from the
+	// documents' data rather than from their types: review it before
+	// committing the file.
+	FromData DataCounts            `json:"fromData"`
+	enumMax  int                   //
+	stats    map[string]*collector //
+}
+
+// DataCounts is what a baseline took from the documents' data.
+type DataCounts struct {
+	// Enums is how many fields got an enum, EnumValues their values.
+	Enums      int `json:"enums"`
+	EnumValues int `json:"enumValues"`
+	// PropertyNames is how many property names the schemas declare.
+	PropertyNames int `json:"propertyNames"`
+	// Examples is how many documents are given as examples.
+	Examples int `json:"examples"`
 }
 
 // InferredCollection is one collection's inferred schema and indexes.
@@ -85,6 +108,7 @@ type InferredCollection struct {
 	MixedTypes []MixedType `json:"mixedTypes,omitempty"`
 	schema     bson.D
 	examples   []bson.Raw
+	counts     DataCounts
 }
 
 // SkippedIndex is an index left out of the baseline, and why.
@@ -116,6 +140,7 @@ func Infer(ctx context.Context, db *mongo.Database, opts InferOptions) (*Inferen
 	if opts.EnumMax == 0 {
 		opts.EnumMax = DefaultEnumMax
 	}
+	opts.EnumMax = min(opts.EnumMax, MaxEnumMax)
 	names, err := inferTargets(ctx, db, opts.Collections)
 	if err != nil {
 		return nil, err
@@ -129,6 +154,9 @@ func Infer(ctx context.Context, db *mongo.Database, opts InferOptions) (*Inferen
 		if warn != "" && !slices.Contains(inf.Warnings, warn) {
 			inf.Warnings = append(inf.Warnings, warn)
 		}
+		inf.Warnings = append(inf.Warnings, col.limitWarnings(name)...)
+		inf.FromData.add(ic.counts)
+		inf.FromData.Examples += len(ic.examples)
 		inf.Collections = append(inf.Collections, ic)
 		inf.stats[name] = col
 	}
@@ -179,7 +207,7 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 		return nil, nil, "", err
 	}
 	ic.Read = read
-	col := &collector{root: newObjStats(), enumCap: opts.EnumMax}
+	col := &collector{root: newObjStats(), enumCap: opts.EnumMax, maxPaths: opts.MaxPaths}
 	defer cur.Close(context.WithoutCancel(ctx))
 	limit := total
 	if opts.Sample > 0 && opts.Sample < total {
@@ -207,8 +235,10 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 		ic.Total = ic.Documents
 	}
 	if ic.Documents > 0 {
-		ic.schema = schemaOfObject(col.root, opts.EnumMax, true)
+		b := &schemaBuilder{enumMax: opts.EnumMax}
+		ic.schema = b.object(col.root, false)
 		ic.Schema = schemaExtJSON(ic.schema)
+		ic.counts = DataCounts{Enums: b.enums, EnumValues: b.enumValues, PropertyNames: b.propKeys}
 	}
 	ic.MixedTypes = mixedTypes(col.root, "")
 	if ic.Indexes, ic.SkippedIndexes, err = existingIndexes(ctx, coll); err != nil {
@@ -269,11 +299,16 @@ func schemaExtJSON(d bson.D) ExtJSON {
 }
 
 // mixedTypes lists, depth first in field order, every field seen with
-// more than one type.
+// more than one type; nothing below a map-like object (its keys are
+// data). (prefix is unused: paths are the fields' display paths.)
 func mixedTypes(o *objStats, prefix string) []MixedType {
 	var out []MixedType
+	if o.mapLike() {
+		return nil
+	}
 	for _, k := range o.order {
-		out = append(out, mixedField(o.fields[k], prefix+k)...)
+		f := o.fields[k]
+		out = append(out, mixedField(f, f.path)...)
 	}
 	return out
 }
@@ -285,7 +320,7 @@ func mixedField(f *fieldStats, path string) []MixedType {
 		for _, t := range f.typeNames() {
 			tc := TypeCount{Type: t, Count: f.types[t]}
 			for _, id := range f.examples[t] {
-				tc.ExampleIDs = append(tc.ExampleIDs, bsonx.ExtJSONOf(id))
+				tc.ExampleIDs = append(tc.ExampleIDs, safeID(id))
 			}
 			m.Types = append(m.Types, tc)
 		}
@@ -295,7 +330,38 @@ func mixedField(f *fieldStats, path string) []MixedType {
 		out = append(out, mixedTypes(f.object, path+".")...)
 	}
 	if f.items != nil {
-		out = append(out, mixedField(f.items, path+"[]")...)
+		out = append(out, mixedField(f.items, f.items.path)...)
 	}
 	return out
 }
+
+func (d *DataCounts) add(o DataCounts) {
+	d.Enums += o.Enums
+	d.EnumValues += o.EnumValues
+	d.PropertyNames += o.PropertyNames
+}
+
+// limitWarnings say where the path budget or the depth limit left objects
+// without properties.
+func (c *collector) limitWarnings(coll string) []string {
+	var out []string
+	if len(c.limited) > 0 {
+		out = append(out, fmt.Sprintf("%s: more than %d distinct field paths; objects meeting new fields past that were left without properties (bsonType object only): %s",
+			displayName(coll), c.budget(), strings.Join(c.limited, ", ")))
+	}
+	if len(c.deep) > 0 {
+		out = append(out, fmt.Sprintf("%s: documents nested deeper than %d levels; below that the schema is bsonType object only: %s",
+			displayName(coll), maxTrackedDepth, strings.Join(c.deep, ", ")))
+	}
+	return out
+}
+
+func (c *collector) budget() int {
+	if c.maxPaths <= 0 {
+		return defaultMaxPaths
+	}
+	return c.maxPaths
+}
+
+// displayName is a collection name as a message may print it.
+func displayName(name string) string { return migration.DisplayName(name) }

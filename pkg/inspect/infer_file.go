@@ -33,18 +33,53 @@ func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
 	colls := mapping(false)
 	var read []string
 	for _, ic := range inf.Collections {
-		read = append(read, fmt.Sprintf("%s: %s", ic.Name, readText(ic)))
+		read = append(read, fmt.Sprintf("%s: %s", commentText(ic.Name), readText(ic)))
+		k, body, err := inf.section(name, ic, string(level), string(action))
+		if err != nil {
+			return nil, err
+		}
+		if body == nil {
+			continue
+		}
+		colls.Content = append(colls.Content, k, body)
+	}
+	if len(colls.Content) == 0 {
+		return nil, fmt.Errorf("database %s has no document and no index to describe: nothing to write", commentText(inf.Database))
+	}
+	head := fmt.Sprintf("%s: baseline of database %s, inferred by mongomig init.\n"+
+		"Documents read: %s.\n"+
+		"Review it: the schema describes the documents read, nothing more. validationAction %s\n"+
+		"logs failing writes instead of rejecting them; docs/adopting.md says how to tighten.",
+		commentText(name), commentText(inf.Database), strings.Join(read, "; "), action)
+	out, err := encodeFile(head, colls)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", name, err)
+	}
+	// What init writes, its own parser must read back.
+	if _, err := migration.Parse(checkName, out); err != nil {
+		return nil, fmt.Errorf("render %s: the file would not parse (a bug in mongomig init): %w", name, err)
+	}
+	return out, nil
+}
+
+// section renders one collection: its key and body (nil when there is
+// nothing to declare), checked on its own with the migration parser. A
+// collection the file format cannot hold (its name) is left out with a
+// warning; so are examples it cannot hold ($-prefixed field names read
+// as Extended JSON).
+func (inf *Inference) section(name string, ic *InferredCollection, level, action string) (*yaml.Node, *yaml.Node, error) {
+	build := func(examples bool) (*yaml.Node, *yaml.Node, error) {
 		body := mapping(false)
 		if ic.schema != nil {
 			root := inf.stats[ic.Name].root
 			js := renderSchema(ic.schema, nil, root)
 			body.Content = append(body.Content, key("validator"), withKey(mapping(false), key("$jsonSchema"), js),
-				key("validationLevel"), str(string(level)), key("validationAction"), str(string(action)))
+				key("validationLevel"), str(level), key("validationAction"), str(action))
 		}
-		if len(ic.examples) > 0 {
+		if examples && len(ic.examples) > 0 {
 			ex, err := examplesNode(ic.examples)
 			if err != nil {
-				return nil, fmt.Errorf("render %s: examples of %s: %w", name, ic.Name, err)
+				return nil, nil, fmt.Errorf("render %s: examples of %s: %w", name, commentText(ic.Name), err)
 			}
 			body.Content = append(body.Content, key("examples"), ex)
 		}
@@ -58,33 +93,74 @@ func (inf *Inference) File(name string, opts FileOptions) ([]byte, error) {
 		k := key(ic.Name)
 		k.HeadComment = collectionComment(ic)
 		if len(body.Content) == 0 {
-			continue // empty and without indexes: nothing to declare
+			return nil, nil, nil // empty and without indexes: nothing to declare
 		}
-		colls.Content = append(colls.Content, k, body)
+		return k, body, nil
 	}
-	if len(colls.Content) == 0 {
-		return nil, fmt.Errorf("database %s has no document and no index to describe: nothing to write", inf.Database)
+	k, body, err := build(true)
+	if err != nil || body == nil {
+		return nil, nil, err
 	}
+	perr := checkSection(k, body)
+	if perr != nil && len(ic.examples) > 0 {
+		if k2, body2, _ := build(false); body2 != nil && checkSection(k2, body2) == nil {
+			inf.Warnings = append(inf.Warnings, fmt.Sprintf("%s: the examples are left out of the baseline: the migration file format cannot hold them (%s)",
+				commentText(ic.Name), firstLine(perr)))
+			inf.FromData.Examples -= len(ic.examples)
+			return k2, body2, nil
+		}
+	}
+	if perr != nil {
+		inf.Warnings = append(inf.Warnings, fmt.Sprintf("%s is left out of the baseline: the migration file format cannot hold it (%s); declare it by hand if mongomig must manage it",
+			commentText(ic.Name), firstLine(perr)))
+		return nil, nil, nil
+	}
+	return k, body, nil
+}
+
+// checkSection parses a file holding one collection's section.
+func checkSection(k, body *yaml.Node) error {
+	colls := withKey(mapping(false), k, body)
+	b, err := encodeFile("", colls)
+	if err != nil {
+		return err
+	}
+	_, err = migration.Parse(checkName, b)
+	return err
+}
+
+// checkName is the name the rendered bytes are parsed under: the file
+// may be named anything (init --out), and the version number changes
+// nothing in a lone file's checks.
+const checkName = "0001_baseline.yaml"
+
+func encodeFile(head string, colls *yaml.Node) ([]byte, error) {
 	doc := mapping(false)
 	desc := key("description")
-	desc.HeadComment = fmt.Sprintf("%s: baseline of database %s, inferred by mongomig init.\n"+
-		"Documents read: %s.\n"+
-		"Review it: the schema describes the documents read, nothing more. validationAction %s\n"+
-		"logs failing writes instead of rejecting them; docs/adopting.md says how to tighten.",
-		name, inf.Database, strings.Join(read, "; "), action)
+	desc.HeadComment = head
 	doc.Content = append(doc.Content, desc, str("Baseline: the existing collections' schemas and indexes, inferred from their documents."),
 		key("collections"), colls)
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}}); err != nil {
-		return nil, fmt.Errorf("render %s: %w", name, err)
+		return nil, err
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("render %s: %w", name, err)
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// commentText is a database string as a YAML comment or a message may
+// hold it: unchanged when printable on one line, else Go-quoted (no
+// newline ends the comment early, no escape reaches a terminal).
+func commentText(s string) string { return migration.DisplayName(s) }
 
 func readText(ic *InferredCollection) string {
 	switch ic.Read {
@@ -97,7 +173,7 @@ func readText(ic *InferredCollection) string {
 }
 
 func collectionComment(ic *InferredCollection) string {
-	c := fmt.Sprintf("%s: read %s documents", ic.Name, readText(ic))
+	c := fmt.Sprintf("%s: read %s documents", commentText(ic.Name), readText(ic))
 	if ic.Documents == 0 {
 		c += ": empty, no schema inferred"
 	}
@@ -105,7 +181,7 @@ func collectionComment(ic *InferredCollection) string {
 		c += "\nmixed types at " + m.Path + ": " + typeCounts(m.Types)
 	}
 	for _, s := range ic.SkippedIndexes {
-		c += fmt.Sprintf("\nindex %s is not declared: %s", s.Name, s.Reason)
+		c += fmt.Sprintf("\nindex %s is not declared: %s", commentText(s.Name), commentText(s.Reason))
 	}
 	return c
 }

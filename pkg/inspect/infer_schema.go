@@ -14,13 +14,29 @@ import (
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
+// schemaBuilder turns statistics into a $jsonSchema, counting what of
+// it came from the documents' data: enums (and their values) and
+// property names.
+type schemaBuilder struct {
+	enumMax                     int
+	enums, enumValues, propKeys int
+}
+
 // schemaOfObject is the $jsonSchema of the documents o describes:
 // bsonType object, properties for each field, required for those present
 // in every one. root adds nothing speculative either; it only keeps _id
 // out of enums.
 func schemaOfObject(o *objStats, enumMax int, root bool) bson.D {
+	b := &schemaBuilder{enumMax: enumMax}
+	return b.object(o, false)
+}
+
+// object is the schema of the documents o describes; under a sensitive
+// name, no enum anywhere below. A map-like object (see mapLike) is
+// bsonType object alone: its keys are data.
+func (b *schemaBuilder) object(o *objStats, sensitive bool) bson.D {
 	d := bson.D{{Key: "bsonType", Value: "object"}}
-	if o.dynamic || len(o.order) == 0 {
+	if o.mapLike() || len(o.order) == 0 {
 		return d
 	}
 	var required bson.A
@@ -30,7 +46,8 @@ func schemaOfObject(o *objStats, enumMax int, root bool) bson.D {
 		if f.present == o.count {
 			required = append(required, k)
 		}
-		props = append(props, bson.E{Key: k, Value: schemaOfField(f, enumMax, isIdentifier(k, root))})
+		b.propKeys++
+		props = append(props, bson.E{Key: k, Value: b.field(f, sensitive || sensitiveName(k))})
 	}
 	if len(required) > 0 {
 		d = append(d, bson.E{Key: "required", Value: required})
@@ -38,9 +55,11 @@ func schemaOfObject(o *objStats, enumMax int, root bool) bson.D {
 	return append(d, bson.E{Key: "properties", Value: props})
 }
 
-// schemaOfField is the $jsonSchema of the values f describes.
-func schemaOfField(f *fieldStats, enumMax int, identifier bool) bson.D {
-	names := f.typeNames()
+// field is the $jsonSchema of the values f describes: numbers as the
+// number family (numberFamily), enums only for labels seen often enough
+// (enumValues) under a name that is not sensitive.
+func (b *schemaBuilder) field(f *fieldStats, sensitive bool) bson.D {
+	names := numberFamily(f.typeNames())
 	var d bson.D
 	if len(names) == 1 {
 		d = bson.D{{Key: "bsonType", Value: names[0]}}
@@ -52,33 +71,24 @@ func schemaOfField(f *fieldStats, enumMax int, identifier bool) bson.D {
 		d = bson.D{{Key: "bsonType", Value: list}}
 	}
 	if f.object != nil {
-		obj := schemaOfObject(f.object, enumMax, false)
+		obj := b.object(f.object, sensitive)
 		d = append(d, obj[1:]...) // all but bsonType
 	}
 	if f.items != nil && f.items.present > 0 {
-		d = append(d, bson.E{Key: "items", Value: schemaOfField(f.items, enumMax, identifier)})
+		d = append(d, bson.E{Key: "items", Value: b.field(f.items, sensitive)})
 	}
-	if !identifier {
-		if vals := f.enumValues(enumMax); vals != nil {
+	if !sensitive {
+		if vals := f.enumValues(b.enumMax); vals != nil {
 			list := make(bson.A, len(vals))
 			for i, v := range vals {
 				list[i] = v
 			}
 			d = append(d, bson.E{Key: "enum", Value: list})
+			b.enums++
+			b.enumValues += len(vals)
 		}
 	}
 	return d
-}
-
-// isIdentifier reports whether a field's name says it holds identifiers
-// (never an enum, however few values were seen).
-func isIdentifier(name string, root bool) bool {
-	if root && name == "_id" {
-		return true
-	}
-	l := strings.ToLower(name)
-	return l == "id" || strings.HasSuffix(l, "_id") || strings.HasSuffix(name, "Id") || strings.HasSuffix(name, "ID") ||
-		strings.HasSuffix(l, "uuid") || strings.HasSuffix(l, "key") || strings.HasSuffix(l, "token")
 }
 
 // indexOptionsKept are the listIndexes fields the file format declares

@@ -38,9 +38,16 @@ type fieldStats struct {
 	// object holds the fields of the embedded documents seen here.
 	object *objStats
 	// items is the union of the items of the arrays seen here; lens
-	// counts the arrays per length.
-	items *fieldStats
-	lens  map[int]int64
+	// counts the arrays per length (exact below exactLengths, in 2%
+	// buckets above: see lengthKey), minLen and maxLen are exact.
+	items          *fieldStats
+	lens           map[int]int64
+	minLen, maxLen int
+	// path is the field's path as it may be printed (see displayKey);
+	// deep is set when embedded documents here were nested past
+	// maxTrackedDepth and left untracked.
+	path string
+	deep bool
 	// age relates the lengths of the arrays seen here to their
 	// documents' creation time (analyze only).
 	age *correlation
@@ -51,10 +58,17 @@ type objStats struct {
 	count   int64
 	fields  map[string]*fieldStats
 	order   []string
-	dynamic bool // more than maxFieldsPerObject distinct fields
+	dynamic bool // more than maxFieldsPerObject distinct fields, or past the path budget
+	path    string
+	// mapKind caches mapLike: 0 unknown, 1 map-like, 2 not.
+	mapKind int8
 }
 
 func newObjStats() *objStats { return &objStats{fields: map[string]*fieldStats{}} }
+
+func newObjStatsAt(path string) *objStats {
+	return &objStats{fields: map[string]*fieldStats{}, path: path}
+}
 
 // collector accumulates the statistics of one collection.
 type collector struct {
@@ -67,11 +81,17 @@ type collector struct {
 	created int64
 	// depth and fields of the current document.
 	depth, fields int
+	// maxPaths is the budget of field paths tracked (0: defaultMaxPaths);
+	// paths counts them; limited names the objects that became dynamic
+	// when it ran out, deep those nested past maxTrackedDepth (at most
+	// maxLimitNotes each).
+	maxPaths, paths int
+	limited, deep   []string
 }
 
 // add records one document.
 func (c *collector) add(doc bson.Raw) error {
-	id := doc.Lookup("_id")
+	id := cloneValue(doc.Lookup("_id"))
 	c.created, c.depth, c.fields = 0, 0, 0
 	if oid, ok := id.ObjectIDOK(); ok {
 		c.created = oid.Timestamp().Unix()
@@ -90,13 +110,11 @@ func (c *collector) object(o *objStats, doc bson.Raw, id bson.RawValue, depth in
 		key := e.Key()
 		f := o.fields[key]
 		if f == nil {
-			if len(o.fields) >= maxFieldsPerObject {
-				o.dynamic = true
+			if f = c.newField(o, key); f == nil {
+				c.fields++
+				c.skip(e.Value(), depth)
 				continue
 			}
-			f = &fieldStats{}
-			o.fields[key] = f
-			o.order = append(o.order, key)
 		}
 		c.fields++
 		if err := c.value(f, e.Value(), id, depth); err != nil {
@@ -114,15 +132,24 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue, dept
 		f.examples = map[string][]bson.RawValue{}
 	}
 	f.types[t]++
-	if ex := f.examples[t]; len(ex) < maxTypeExamples && id.Type != 0 && (len(ex) == 0 || !ex[len(ex)-1].Equal(id)) {
+	if ex := f.examples[t]; len(ex) < maxTypeExamples && id.Type != 0 && len(id.Value) <= maxExampleIDSize && (len(ex) == 0 || !ex[len(ex)-1].Equal(id)) {
 		f.examples[t] = append(f.examples[t], id)
 	}
 	switch v.Type {
 	case bson.TypeString:
 		c.str(f, v.StringValue())
 	case bson.TypeEmbeddedDocument:
+		if f.object == nil && !f.deep {
+			if depth+1 > maxTrackedDepth {
+				f.deep = true
+				c.note(&c.deep, f.path)
+			} else {
+				f.object = newObjStatsAt(f.path)
+			}
+		}
 		if f.object == nil {
-			f.object = newObjStats()
+			c.skip(v, depth)
+			return nil
 		}
 		return c.object(f.object, v.Document(), id, depth+1)
 	case bson.TypeArray:
@@ -130,10 +157,7 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue, dept
 		if err != nil {
 			return err
 		}
-		if f.lens == nil {
-			f.lens = map[int]int64{}
-		}
-		f.lens[len(vals)]++
+		f.addLength(len(vals))
 		c.depth = max(c.depth, depth+1)
 		if c.analyze && c.created != 0 {
 			if f.age == nil {
@@ -141,8 +165,12 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue, dept
 			}
 			f.age.add(float64(c.created), float64(len(vals)))
 		}
+		if f.items == nil && !c.takePath() {
+			c.skip(v, depth)
+			return nil
+		}
 		if f.items == nil {
-			f.items = &fieldStats{}
+			f.items = &fieldStats{path: f.path + "[]"}
 		}
 		for _, item := range vals {
 			if err := c.value(f.items, item, id, depth+1); err != nil {
@@ -200,7 +228,7 @@ func (f *fieldStats) quantile(q float64) int {
 	for _, l := range keys {
 		seen += f.lens[l]
 		if float64(seen) >= q*float64(n) {
-			return l
+			return min(l, f.maxLen)
 		}
 	}
 	return 0
@@ -218,35 +246,42 @@ func (f *fieldStats) lengths() (lo, median, hi int) {
 		return 0, 0, 0
 	}
 	sort.Ints(keys)
-	lo, hi = keys[0], keys[len(keys)-1]
+	lo, hi = f.minLen, f.maxLen
 	half := (n + 1) / 2
 	var seen int64
 	for _, l := range keys {
 		seen += f.lens[l]
 		if seen >= half {
-			return lo, l, hi
+			return lo, min(l, hi), hi
 		}
 	}
 	return lo, hi, hi
 }
 
+// Enums need evidence that the set is closed: every value seen at least
+// minEnumCount times, and on average at least minEnumMean times.
+const (
+	minEnumCount = 5
+	minEnumMean  = 10
+)
+
 // enumValues returns the string values of f sorted, when f qualifies for
-// an enum: only strings, at most enumCap distinct short values, none of
-// them unique to one document on average (identifiers repeat rarely:
-// every value must appear at least twice and the values at least
-// 3 times as often as there are distinct ones).
+// an enum: only strings, at most enumCap distinct values, each a label
+// (isLabel: no free text, identifier, number, email or key), each seen
+// at least minEnumCount times and minEnumMean times on average (a value
+// seen once or twice says the set is open).
 func (f *fieldStats) enumValues(enumCap int) []string {
 	if enumCap <= 0 || f.tooMany || len(f.strs) == 0 || len(f.types) != 1 || f.types["string"] == 0 {
 		return nil
 	}
 	var total int64
-	for _, c := range f.strs {
-		if c < 2 {
+	for s, c := range f.strs {
+		if c < minEnumCount || !isLabel(s) {
 			return nil
 		}
 		total += c
 	}
-	if total < 3*int64(len(f.strs)) {
+	if total < minEnumMean*int64(len(f.strs)) {
 		return nil
 	}
 	vals := make([]string, 0, len(f.strs))

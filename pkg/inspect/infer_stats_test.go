@@ -32,8 +32,8 @@ func TestInferNestedArrays(t *testing.T) {
 	}
 	schema := schemaOfObject(col.root, DefaultEnumMax, true)
 	got := string(schemaExtJSON(schema))
-	want := `{"bsonType":"object","required":["_id"],"properties":{"_id":{"bsonType":"int"},` +
-		`"m":{"bsonType":"array","items":{"bsonType":"array","items":{"bsonType":["int","array","string"],"items":{"bsonType":"bool"}}}}}}`
+	want := `{"bsonType":"object","required":["_id"],"properties":{"_id":{"bsonType":["int","long","double"]},` +
+		`"m":{"bsonType":"array","items":{"bsonType":"array","items":{"bsonType":["int","long","double","array","string"],"items":{"bsonType":"bool"}}}}}}`
 	if got != want {
 		t.Errorf("schema =\n%s\nwant\n%s", got, want)
 	}
