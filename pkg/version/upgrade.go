@@ -222,6 +222,9 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		id, _ := lookupD(doc, "_id")
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
+	if err := r.checkDuplicates(coll, ch, doc, from); err != nil {
+		return doc, false, err
+	}
 	if partway {
 		out, at, err := r.resume(coll, ch, doc, from, marker)
 		if err != nil {
@@ -309,6 +312,9 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	}
 	down := *l
 	down.steps, down.missing = l.down, l.missingDown
+	if err := duplicateDownKeys(coll, &down, doc, v); err != nil {
+		return nil, err
+	}
 	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
 	if err != nil {
 		var ue *UpgradeError
