@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -29,17 +28,26 @@ func allIDsFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "all-ids", Usage: fmt.Sprintf("list the _id of every failing document, not only the smallest %d of each failure", report.MaxExampleIDs)}
 }
 
+// showValuesFlag puts the colliding key values of a predicted unique index
+// build in the dry-run report (hidden by default: they are production
+// data, and the report is posted where the pull request's author reads
+// it).
+func showValuesFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "show-values", Usage: "show the key values that collide in a predicted unique index build (hidden by default: only counts and _ids, since the report may be posted on a pull request)"}
+}
+
 // reportSettings are the parsed report flags.
 type reportSettings struct {
-	sample int64
-	format string
-	out    string
-	allIDs bool
+	sample     int64
+	format     string
+	out        string
+	allIDs     bool
+	showValues bool
 }
 
 // options are the report options the flags ask for.
 func (s reportSettings) options(progress func(string, int64, int64)) report.Options {
-	return report.Options{Sample: s.sample, AllExampleIDs: s.allIDs, Progress: progress}
+	return report.Options{Sample: s.sample, AllExampleIDs: s.allIDs, ShowKeyValues: s.showValues, Progress: progress}
 }
 
 // reporter reports on the session's database against its migration
@@ -49,7 +57,7 @@ func (e *env) reporter(s *session) (*report.Reporter, error) {
 }
 
 func parseReportFlags(c *cli.Context, jsonFlag bool) (reportSettings, error) {
-	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out"), allIDs: c.Bool("all-ids")}
+	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out"), allIDs: c.Bool("all-ids"), showValues: c.Bool("show-values")}
 	if jsonFlag && !c.IsSet("format") {
 		s.format = "json"
 	}
@@ -86,18 +94,20 @@ func (e *env) progress() func(coll string, scanned, total int64) {
 
 // writeReport renders rep in the chosen format to stdout or --out.
 func (e *env) writeReport(rep *report.Report, s reportSettings) error {
-	w := e.out.out
-	color := e.out.color
-	if s.out != "" {
-		f, err := os.Create(s.out)
-		if err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		defer f.Close()
-		w, color = f, false
+	if s.out == "" {
+		return renderReport(e.out.out, e.out.color, rep, s.format)
 	}
+	if err := writeFileAtomic(s.out, func(w io.Writer) error { return renderReport(w, false, rep, s.format) }); err != nil {
+		return fmt.Errorf("--out %s: %w", s.out, err)
+	}
+	fmt.Fprintf(e.out.err, "report written to %s\n", s.out)
+	return nil
+}
+
+// renderReport renders rep in format to w.
+func renderReport(w io.Writer, color bool, rep *report.Report, format string) error {
 	var err error
-	switch s.format {
+	switch format {
 	case "json":
 		o := &output{out: w}
 		err = o.writeJSON(rep)
@@ -108,9 +118,6 @@ func (e *env) writeReport(rep *report.Report, s reportSettings) error {
 	default:
 		o := &output{out: w, color: color}
 		renderReportText(o, rep)
-	}
-	if err == nil && s.out != "" {
-		fmt.Fprintf(e.out.err, "report written to %s\n", s.out)
 	}
 	return err
 }
@@ -214,7 +221,7 @@ func renderIndexBuilds(o *output, builds []report.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
-	o.printf("\n%s\n", o.bold("unique index builds (after the pending upgrades)"))
+	o.printf("\n%s\n", o.bold("unique index builds (on the documents as stored)"))
 	for _, b := range builds {
 		switch {
 		case b.Skipped != "":
@@ -222,7 +229,7 @@ func renderIndexBuilds(o *output, builds []report.IndexBuild) {
 		case b.Fails():
 			o.printf("  %s %s.%s (%s): %s\n", o.red("FAIL"), b.Collection, b.Index, b.File, indexBuildResult(b))
 			for _, c := range b.Collisions {
-				o.printf("       %s %s: %s\n", o.faint("key"), c.Key, collisionIDs(c, func(id string) string { return id }))
+				o.printf("       %s %s: %s\n", o.faint("key"), keyText(c), collisionIDs(c, func(id string) string { return id }))
 			}
 			if more := moreCollidingKeys(b); more != "" {
 				o.printf("       %s\n", o.faint(more))
@@ -231,6 +238,15 @@ func renderIndexBuilds(o *output, builds []report.IndexBuild) {
 			o.printf("  %s %s.%s (%s): %s\n", o.green("ok"), b.Collection, b.Index, b.File, indexBuildResult(b))
 		}
 	}
+}
+
+// keyText is a colliding key as the report shows it: its values, or
+// "(hidden)" when the report leaves them out (see --show-values).
+func keyText(c report.IndexCollision) string {
+	if c.Key == "" {
+		return "(hidden)"
+	}
+	return string(c.Key)
 }
 
 // collisionIDs words the documents sharing a colliding key: "_ids 1, 98"
@@ -261,7 +277,7 @@ func moreCollidingKeys(b report.IndexBuild) string {
 func collisionAdvice(b report.IndexBuild) string {
 	switch {
 	case b.MissingAsNull == 0:
-		return "; every one has the key: fix the data (or the upgrade) so the keys differ"
+		return "; every one has the key: fix the data so the keys differ"
 	case b.MissingAsNull == b.Duplicates:
 		all := fmt.Sprintf("all %d ", b.MissingAsNull)
 		if b.MissingAsNull == 1 {
@@ -313,11 +329,15 @@ func markdownIndexBuilds(b *strings.Builder, builds []report.IndexBuild) {
 	if len(builds) == 0 {
 		return
 	}
-	b.WriteString("\n### Unique index builds (after the pending upgrades)\n\n| index | file | result | colliding keys |\n|---|---|---|---|\n")
+	b.WriteString("\n### Unique index builds (on the documents as stored)\n\n| index | file | result | colliding keys |\n|---|---|---|---|\n")
 	for _, ib := range builds {
 		var keys []string
 		for _, c := range ib.Collisions {
-			keys = append(keys, mdCode(string(c.Key))+": "+collisionIDs(c, mdCode))
+			key := keyText(c)
+			if c.Key != "" {
+				key = mdCode(key)
+			}
+			keys = append(keys, key+": "+collisionIDs(c, mdCode))
 		}
 		if more := moreCollidingKeys(ib); more != "" {
 			keys = append(keys, more)
@@ -449,7 +469,7 @@ func junitIndexBuilds(builds []report.IndexBuild) (junitSuite, bool) {
 		tc := junitCase{Classname: b.Collection, Name: b.Index + " (" + b.File + ")"}
 		var lines []string
 		for _, c := range b.Collisions {
-			lines = append(lines, "key "+string(c.Key)+": "+collisionIDs(c, func(id string) string { return id }))
+			lines = append(lines, "key "+keyText(c)+": "+collisionIDs(c, func(id string) string { return id }))
 		}
 		if more := moreCollidingKeys(b); more != "" {
 			lines = append(lines, more)

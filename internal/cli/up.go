@@ -28,7 +28,7 @@ func upCommand(e *env) *cli.Command {
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
-		}, lockFlags()...), append(reportFlags(), allIDsFlag())...),
+		}, lockFlags()...), append(reportFlags(), allIDsFlag(), showValuesFlag())...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err

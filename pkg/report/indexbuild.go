@@ -10,14 +10,18 @@ import (
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // IndexBuild predicts a unique index a pending migration creates: whether
-// MongoDB would fail to build it on the stored documents after the
-// upgrades they would get. MongoDB indexes a missing field as null, so
-// without sparse or partialFilterExpression every document lacking the
-// keys collides with the others (E11000).
+// MongoDB would fail to build it on the documents as they are stored.
+// `up` builds each migration's index on the stored documents when it
+// applies the migration: upgrades are lazy, and nothing has run them then
+// (a document a backfill already upgraded counts as it is stored, too).
+// MongoDB indexes a missing field as null (a non-sparse index stores a
+// null entry for a document lacking the field: "Unique Index and Missing
+// Field" in MongoDB's manual, core/index-unique), so without sparse
+// or partialFilterExpression every document lacking the keys collides
+// with the others (E11000).
 type IndexBuild struct {
 	Collection string `json:"collection"`
 	Index      string `json:"index"`
@@ -40,11 +44,12 @@ type IndexBuild struct {
 
 // IndexCollision is one key that several documents share.
 type IndexCollision struct {
-	// Key is {path: value} per key field, null where missing; a string is
-	// cut to 20 characters, any other value whose Extended JSON is longer
-	// than that (documents, arrays, binary) becomes an excerpt of its
-	// text, marked by "…" (a report quotes the application's data).
-	Key ExtJSON `json:"key"`
+	// Key is {path: value} per key field, null where missing, only when
+	// Options.ShowKeyValues asks for it (empty otherwise: the values are
+	// the application's data); a string is cut to 20 characters, any
+	// other value whose Extended JSON is longer than that (documents,
+	// arrays, binary) becomes an excerpt of its text, marked by "…".
+	Key ExtJSON `json:"key,omitempty"`
 	// Count is how many documents have the key; IDs the first
 	// MaxCollisionIDs of them in _id order.
 	Count int64     `json:"count"`
@@ -62,12 +67,12 @@ const (
 func (b IndexBuild) Fails() bool { return b.Duplicates > 0 }
 
 // predictIndexBuilds reads each collection a pending migration creates a
-// unique index on, upgrades every document with reg (the files up to the
-// dry run's target) and counts the keys that collide. It keeps one entry
+// unique index on and counts the keys of the documents as stored that
+// collide (see IndexBuild); showValues keeps the colliding keys' values. It keeps one entry
 // per distinct key (the key and the first _id having it): memory grows
 // with the collection's distinct keys. The details of a collision come
 // from the same scan: no more round trips than reading the collection.
-func (r *Reporter) predictIndexBuilds(ctx context.Context, pending []*migration.Migration, reg *version.Registry) ([]IndexBuild, error) {
+func (r *Reporter) predictIndexBuilds(ctx context.Context, pending []*migration.Migration, showValues bool) ([]IndexBuild, error) {
 	var out []IndexBuild
 	for _, m := range pending {
 		for _, c := range m.Collections {
@@ -81,7 +86,7 @@ func (r *Reporter) predictIndexBuilds(ctx context.Context, pending []*migration.
 					out = append(out, b)
 					continue
 				}
-				if err := r.predictOne(ctx, reg, idx, &b); err != nil {
+				if err := r.predictOne(ctx, idx, &b, showValues); err != nil {
 					return nil, err
 				}
 				out = append(out, b)
@@ -99,7 +104,7 @@ type keySeen struct {
 	collided bool
 }
 
-func (r *Reporter) predictOne(ctx context.Context, reg *version.Registry, idx migration.Index, b *IndexBuild) error {
+func (r *Reporter) predictOne(ctx context.Context, idx migration.Index, b *IndexBuild, showValues bool) error {
 	cur, err := r.db.Collection(b.Collection).Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return fmt.Errorf("predict index %s on %s: %w", idx.Name, b.Collection, err)
@@ -112,11 +117,7 @@ func (r *Reporter) predictOne(ctx context.Context, reg *version.Registry, idx mi
 		if err := cur.Decode(&d); err != nil {
 			return err
 		}
-		up, _, err := reg.Upgrade(b.Collection, d)
-		if err != nil {
-			up = d // reported by the validation report; index the stored shape
-		}
-		key, missing := indexKey(up, idx.Keys)
+		key, missing := indexKey(d, idx.Keys)
 		if missing && idx.Sparse {
 			continue // a sparse index leaves out documents without the keys
 		}
@@ -139,8 +140,11 @@ func (r *Reporter) predictOne(ctx context.Context, reg *version.Registry, idx mi
 			b.CollidingKeys++
 			if len(b.Collisions) < MaxCollisions {
 				detailed[key] = len(b.Collisions)
-				b.Collisions = append(b.Collisions, IndexCollision{Key: keyValue(up, idx.Keys), Count: 1,
-					IDs: []ExtJSON{bsonx.ExtJSONOf(bson.RawValue{Type: bson.Type(first.firstID[0]), Value: []byte(first.firstID[1:])})}})
+				c := IndexCollision{Count: 1, IDs: []ExtJSON{bsonx.ExtJSONOf(bson.RawValue{Type: bson.Type(first.firstID[0]), Value: []byte(first.firstID[1:])})}}
+				if showValues || missing { // a missing key is null: no data
+					c.Key = keyValue(d, idx.Keys)
+				}
+				b.Collisions = append(b.Collisions, c)
 			}
 		}
 		if i, ok := detailed[key]; ok {

@@ -81,7 +81,7 @@ collections:
 			t.Fatal(err)
 		}
 		rec.Reset()
-		rep, err := dryRun(t, db, fsys, 1, report.Options{})
+		rep, err := dryRun(t, db, fsys, 1, report.Options{ShowKeyValues: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,6 +75,12 @@ type Options struct {
 	// AllExampleIDs keeps the _id of every failing document instead of
 	// the smallest MaxExampleIDs: memory then grows with the failures.
 	AllExampleIDs bool
+	// ShowKeyValues puts the colliding key values of a predicted unique
+	// index build in the report (IndexCollision.Key). By default a
+	// report gives counts and _ids only: the key values are production
+	// data, and a pull request chooses the index ({ssn: 1}) whose values
+	// a posted report would quote.
+	ShowKeyValues bool
 }
 
 // Collection is one collection's validation report.
@@ -155,11 +161,7 @@ func (r *Reporter) DryRun(ctx context.Context, pending []*migration.Migration, o
 	if err != nil {
 		return nil, err
 	}
-	reg, err := r.registryAt(at)
-	if err != nil {
-		return nil, err
-	}
-	if rep.IndexBuilds, err = r.predictIndexBuilds(ctx, pending, reg); err != nil {
+	if rep.IndexBuilds, err = r.predictIndexBuilds(ctx, pending, opts.ShowKeyValues); err != nil {
 		return nil, err
 	}
 	for _, b := range rep.IndexBuilds {

@@ -2,6 +2,7 @@ package version_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -257,6 +258,15 @@ func differential(t *testing.T, db *mongo.Database, knownDiffs map[string]knownD
 				skipped++
 				stepDiffs[stepSrc]++
 				t.Logf("%s: known sandbox difference (%s)", name, reason)
+				continue
+			}
+			if ow := (*version.OverwriteError)(nil); errors.As(goRes.err, &ow) {
+				// A deliberate difference: MongoDB's $rename overwrites an
+				// existing target (rename_node.cpp), a step refuses to
+				// (docs/file-format.md). The raw update is not the backfill's
+				// plan, which leaves such a document alone.
+				skipped++
+				t.Logf("%s: refused as an overwrite of %s; the raw server update gives %s", name, ow.To, srvRes)
 				continue
 			}
 			if rule, ok := lacked[name]; ok && !sameOutcome(goRes, srvRes) {

@@ -68,8 +68,12 @@ var mongoRules = []mongoRule{
 	{`{rename: {b: a.0}}`, `{"_id": 1, "a": [1, 2, 3]}`, `{"_id":1,"a":[1,2,3]}`, "rename_node.cpp: the source b is missing: no-op"},
 	{`{rename: {a: b.c}}`, `{"_id": 1, "a": 1, "b": 5}`, `error: b.c`, "path_support.cpp createPathAt: cannot create field 'c' in element {b: 5}"},
 	{`{rename: {a: b.c}}`, `{"_id": 1, "a": 1, "b": null}`, `error: b.c`, "path_support.cpp createPathAt: null is not a document"},
-	{`{rename: {a: b}}`, `{"_id": 1, "a": 2, "b": []}`, `{"_id":1,"b":2}`, "rename_node_test.cpp ReplaceArrayField"},
-	{`{rename: {a: b}}`, `{"_id": 1, "a": [], "b": 2}`, `{"_id":1,"b":[]}`, "rename_node_test.cpp ReplaceWithArrayField"},
+	// A deliberate difference: MongoDB's $rename replaces an existing
+	// target (rename_node_test.cpp ReplaceArrayField, ReplaceWithArrayField
+	// give {_id: 1, b: 2} and {_id: 1, b: []}); a step refuses to destroy
+	// the target's value (OverwriteError, docs/file-format.md).
+	{`{rename: {a: b}}`, `{"_id": 1, "a": 2, "b": []}`, `error: b`, "rename_node_test.cpp ReplaceArrayField, refused: a step never overwrites"},
+	{`{rename: {a: b}}`, `{"_id": 1, "a": [], "b": 2}`, `error: b`, "rename_node_test.cpp ReplaceWithArrayField, refused: a step never overwrites"},
 	{`{rename: {a: b.c.d}}`, `{"_id": 1, "a": [{"a": 2, "b": 1}]}`, `{"_id":1,"b":{"c":{"d":[{"a":2,"b":1}]}}}`, "rename_node_test.cpp ToMissingDottedField"},
 	// $unset: never creates, so a non-viable path is a no-op
 	// (unset_node.h allowNonViablePath); an array element becomes null

@@ -187,10 +187,27 @@ func (s *step) moveOverlay(ov *overlay, f *field) error {
 	if ov.has[f.toSlot] && crossesArrayFrom(ov.val[f.toSlot], f.toSg) {
 		return s.targetError(f)
 	}
+	if t, exists := ov.target(f.toSlot, f.toSg); exists && !sameValue(t, v) {
+		return s.occupiedError(f, t)
+	}
 	if s.op == migration.OpRename {
 		ov.unset(f.slot, f.segs)
 	} else {
 		v = cloneValue(v)
 	}
 	return ov.set(f.toSlot, f.toSg, v, f.to)
+}
+
+// target returns the value at segs (slot s's field and below), if any.
+func (ov *overlay) target(s int, segs []string) (any, bool) {
+	if !ov.has[s] {
+		return nil, false
+	}
+	if len(segs) == 1 {
+		return ov.val[s], true
+	}
+	if d, ok := ov.val[s].(bson.D); ok {
+		return get(d, segs[1:])
+	}
+	return nil, false
 }

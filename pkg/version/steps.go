@@ -213,6 +213,9 @@ func (s *step) move(d bson.D, f *field) (bson.D, error) {
 	if crossesArray(d, f.toSg) {
 		return d, s.targetError(f)
 	}
+	if t, exists := get(d, f.toSg); exists && !sameValue(t, v) {
+		return d, s.occupiedError(f, t)
+	}
 	if s.op == migration.OpRename {
 		// $rename is $unset of the source then $set of the target: an
 		// existing target is replaced where it stands, a new one appended.
@@ -221,6 +224,44 @@ func (s *step) move(d bson.D, f *field) (bson.D, error) {
 		v = cloneValue(v)
 	}
 	return set(d, f.toSg, v, f.to)
+}
+
+// occupiedError refuses a rename or copy onto a target that already holds
+// another value: see [OverwriteError].
+func (s *step) occupiedError(f *field, target any) error {
+	return &OverwriteError{Op: string(s.op), From: f.path, To: f.to, Holds: kindOf(target)}
+}
+
+// OverwriteError is a rename or copy step whose target already holds a
+// value other than the source's. MongoDB's $rename overwrites it
+// (src/mongo/db/update/rename_node.cpp applies a SetElementNode to the
+// existing element, a no-op only when the values are identical), which
+// would destroy what is stored there, often a value the current release
+// wrote meanwhile. A migration step never destroys data silently: the
+// step fails (an [UpgradeError] wraps this error), the document is left
+// as it is and reported. The message names the target's type, never its
+// value (application data).
+type OverwriteError struct {
+	Op       string // rename or copy
+	From, To string
+	Holds    string // the target's BSON type
+}
+
+func (e *OverwriteError) Error() string {
+	return fmt.Sprintf("path %q: %s target already holds a different value (%s) than the source %q; a step never overwrites a value (MongoDB's $rename would): remove or move the target first (an earlier unset or rename), or fix the document", e.To, e.Op, e.Holds, e.From)
+}
+
+// kindOf names v's BSON type for an error.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil, bson.Null:
+		return "null"
+	case bson.A:
+		return "array"
+	case bson.D:
+		return "document"
+	}
+	return bsonTypeName(v)
 }
 
 func (s *step) sourceError(f *field, problem string) error {

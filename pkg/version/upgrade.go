@@ -222,6 +222,9 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 		id, _ := lookupD(doc, "_id")
 		return doc, false, &TooNewError{coll, id, from, cur}
 	}
+	if err := r.checkDuplicates(coll, ch, doc, from); err != nil {
+		return doc, false, err
+	}
 	if partway {
 		out, at, err := r.resume(coll, ch, doc, from, marker)
 		if err != nil {
@@ -309,6 +312,9 @@ func (r *Registry) Downgrade(coll string, v int64, doc bson.D) (bson.D, error) {
 	}
 	down := *l
 	down.steps, down.missing = l.down, l.missingDown
+	if err := duplicateDownKeys(coll, &down, doc, v); err != nil {
+		return nil, err
+	}
 	out, err := r.applyLink(coll, &down, append(make(bson.D, 0, len(doc)), doc...), v)
 	if err != nil {
 		var ue *UpgradeError
@@ -393,6 +399,11 @@ func versionValue(v int64) any {
 // for a document the application is about to insert. doc is not
 // modified. A version field doc repeats is left once (MongoDB stores a
 // repeated field as sent, and no read accepts it: [VersionError]). A
+// document written whole is current, so a step marker ([MarkerField]) in
+// it (a bson.M built from a client's JSON, a document read through
+// Unwrap) is dropped, as the version field it carried is replaced: a
+// marker that reached the collection from application data would make
+// the next migration's upgrade resume from it and skip steps. A
 // collection no migration names is an [ErrUnknownCollection] unless
 // declared with [WithCollections].
 func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
@@ -404,17 +415,32 @@ func (r *Registry) Stamp(coll string, doc bson.D) (bson.D, error) {
 	}
 	out := make(bson.D, 0, len(doc)+1)
 	for _, e := range doc {
-		if e.Key != r.field {
+		if e.Key != r.field && e.Key != MarkerField {
 			out = append(out, e)
 		}
 	}
-	if i := index(doc, r.field); i >= 0 && i < len(out) {
+	if i := stampAt(doc, r.field); i >= 0 && i < len(out) {
 		// Keep the field where it was.
 		out = append(out[:i+1], out[i:]...)
 		out[i] = bson.E{Key: r.field, Value: versionValue(ch.current())}
 		return out, nil
 	}
 	return append(out, bson.E{Key: r.field, Value: versionValue(ch.current())}), nil
+}
+
+// stampAt is where the version field goes in Stamp's output: its
+// position in doc less the markers before it (-1: not in doc).
+func stampAt(doc bson.D, field string) int {
+	markers := 0
+	for i := range doc {
+		switch doc[i].Key {
+		case field:
+			return i - markers
+		case MarkerField:
+			markers++
+		}
+	}
+	return -1
 }
 
 // UpgradeM is [Registry.Upgrade] for bson.M. The result's embedded

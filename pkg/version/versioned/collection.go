@@ -87,11 +87,12 @@ func New(coll *mongo.Collection, reg *version.Registry, opts ...Option) *Collect
 }
 
 // Unwrap returns the underlying collection, for every operation the
-// wrapper does not cover (updates, deletes, aggregations, indexes).
+// wrapper does not cover (UpdateMany, deletes, aggregations, indexes).
 // Documents read through it are not upgraded: decode them with
 // [Collection.Decode]. A partial update ($set) of a document still at an
-// older version mixes two shapes: read it through the wrapper first, or
-// filter the update on the current version.
+// older version mixes two shapes: use the wrapper's UpdateOne or
+// FindOneAndUpdate (which upgrade it first), or filter the update on the
+// current version.
 func (c *Collection) Unwrap() *mongo.Collection { return c.coll }
 
 // Name is the collection's name.

@@ -7,11 +7,15 @@
 //	var u User // today's shape
 //	err := users.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&u)
 //
-// FindOne, Find, FindOneAndUpdate and FindOneAndReplace keep the driver's
-// names, arguments and options; their results (SingleResult, Cursor) have
-// the driver's methods. InsertOne, InsertMany, ReplaceOne and
-// FindOneAndReplace stamp (and, with WithValidation, validate) each
-// document. Unwrap returns the driver's collection for everything else.
+// FindOne, Find, FindOneAndUpdate, UpdateOne and FindOneAndReplace keep
+// the driver's names, arguments and options; their results
+// (SingleResult, Cursor) have the driver's methods. InsertOne,
+// InsertMany, ReplaceOne and FindOneAndReplace stamp (and, with
+// WithValidation, validate) each document, dropping any step marker it
+// carries. UpdateOne and FindOneAndUpdate update only a document at the
+// current version, upgrading (and writing back) an older one first, and
+// refuse an update that writes the step marker. Unwrap returns the
+// driver's collection for everything else.
 //
 // The package imports pkg/version and the driver only. Its invariants:
 //

@@ -23,34 +23,6 @@ func (c *Collection) FindOne(ctx context.Context, filter any, opts ...options.Li
 	return &SingleResult{sr: c.coll.FindOne(ctx, filter, opts...), c: c, ctx: ctx, writeBack: whole}
 }
 
-// FindOneAndUpdate is mongo.Collection.FindOneAndUpdate; the document it
-// returns (before or after the update, as the options say) is upgraded
-// when decoded. Only a whole document returned after the update
-// (options.After) is written back as the policy says: one returned before
-// it (the driver's default) is no longer what the server holds, and a
-// step that reads a field the update changed (copy, func) would store
-// what it derived from the old value.
-//
-// With Upsert, an update document (bson.D, bson.M or bson.Raw) that does
-// not name the version field gets $setOnInsert of the current version: a
-// document it inserts is the application's, at the current version, and
-// read unstamped it would take every upgrade again. An update pipeline is
-// sent as is: stamp the version in it.
-func (c *Collection) FindOneAndUpdate(ctx context.Context, filter, update any, opts ...options.Lister[options.FindOneAndUpdateOptions]) *SingleResult {
-	if err := c.reg.CheckCollection(c.name); err != nil {
-		return &SingleResult{err: err} // before the update is sent
-	}
-	o := listed(opts)
-	if o.Upsert != nil && *o.Upsert {
-		var err error
-		if update, err = c.stampUpsert(update); err != nil {
-			return &SingleResult{err: err}
-		}
-	}
-	after := o.ReturnDocument != nil && *o.ReturnDocument == options.After
-	return &SingleResult{sr: c.coll.FindOneAndUpdate(ctx, filter, update, opts...), c: c, ctx: ctx, writeBack: after && o.Projection == nil}
-}
-
 // listed is the options opts set, as the driver reads them
 // (mongoutil.NewOptions: a nil or typed-nil lister and a nil setter are
 // skipped).

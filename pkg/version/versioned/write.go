@@ -101,8 +101,17 @@ func (c *Collection) marshal(doc any) (bson.Raw, error) {
 
 // stampUpsert adds $setOnInsert of the current version to an update
 // document that names no version field path in any operator. Other forms
-// (a pipeline) are returned as they are.
-func (c *Collection) stampUpsert(update any) (any, error) {
+// (a pipeline) are returned as they are. A filter that names the step
+// marker is refused: an upsert copies its equalities into the document
+// it inserts.
+func (c *Collection) stampUpsert(filter, update any) (any, error) {
+	if f, err := operandFields(filter); err == nil {
+		for _, e := range f {
+			if isMarker(e.Key) {
+				return nil, fmt.Errorf("%s: the upsert's filter names %q, mongomig's backfill marker, which the document it inserts would carry: remove it from the filter", c.name, e.Key)
+			}
+		}
+	}
 	var d bson.D
 	switch u := update.(type) {
 	case bson.D:
