@@ -78,12 +78,16 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 			return r.downTo(ctx, to, &reverted, &total)
 		})
 	})
+	err = r.afterLateSend(ctx, "down", err)
 	return reverted, interrupted(ctx, err, "down", reverted, total)
 }
 
 // downTo reverts the migrations above to under the migration lock and the
 // reverted collections' backfill leases, appending each to reverted.
 func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, total *int) error {
+	if err := r.reassertAfterTakeover(ctx); err != nil {
+		return err
+	}
 	dp, err := r.checkDown(ctx, to)
 	if err != nil {
 		return err
