@@ -142,13 +142,11 @@ func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cmds {
-		if err := r.markTightened(ctx, c.Collection); err != nil {
-			return nil, err
-		}
-		r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
+	reopened, moreClient, err := r.closeWindows(ctx, maxApplied(ledger), cmds)
+	if err != nil {
+		return nil, err
 	}
-	return &Applied{Direction: "tighten", Commands: results, ClientSideValidators: clientSide}, nil
+	return &Applied{Direction: "tighten", Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...))}, nil
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {
