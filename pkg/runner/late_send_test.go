@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/cmdlog"
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -227,5 +228,55 @@ func TestFallbackCommandsAreFenced(t *testing.T) {
 	}
 	if n := len(rec.Named("create")) + len(rec.Named("collMod")) - sent; sent < 0 || n != 1 {
 		t.Errorf("%d create/collMod commands sent after the fence (%d before it): want only the fenced one, no unfenced fallback", n, sent)
+	}
+}
+
+// TestTakeoverFindsTheDeclaredStateMongoDB: on a server that keeps
+// validators, a takeover after an up that ran to its end finds every
+// validator, level, action and index as the files declare (listCollections
+// answers the validator as it was sent, MongoDB's
+// src/mongo/db/catalog/collection_options.cpp keeps it as given) and sends
+// nothing; with one validator rolled back by hand, it sends that one back.
+func TestTakeoverFindsTheDeclaredStateMongoDB(t *testing.T) {
+	db := sandboxtest.MongoDB(t, "mongomig_test_takeover", "the takeover's check of validators needs a server that keeps them (TestTakeoverPutsTheDeclaredStateBack checks indexes on the sandbox)")
+	ctx := context.Background()
+	fsys, _ := fixtures.EnforceableSamples(t, db)
+	if _, err := newRunner(t, db, fsys).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expire := func() {
+		past := time.Now().Add(-time.Hour)
+		if _, err := db.Collection(runner.DefaultLockCollection).InsertOne(ctx, bson.D{{Key: "_id", Value: "mongomig"}, {Key: "owner", Value: "paused"}, {Key: "token", Value: "t"},
+			{Key: "host", Value: "h"}, {Key: "pid", Value: 1}, {Key: "acquiredAt", Value: past}, {Key: "expiresAt", Value: past}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	differs := func(log *logged) []string {
+		var out []string
+		for _, e := range log.entries {
+			if d, ok := e.(events.StateDiffers); ok {
+				out = append(out, d.String())
+			}
+		}
+		return out
+	}
+	expire()
+	log := &logged{}
+	if _, err := newRunner(t, db, fsys, runner.WithLogger(log)).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := differs(log); len(d) != 0 || !containsKinds(log.kinds(), "state.checking", "state.matches") {
+		t.Fatalf("a takeover after a complete up: differences %q, log %v", d, log.kinds())
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "collMod", Value: "users"}, {Key: "validator", Value: bson.D{}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	expire()
+	log = &logged{}
+	if _, err := newRunner(t, db, fsys, runner.WithLogger(log)).Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := differs(log); len(d) != 1 || !strings.HasPrefix(d[0], "users: the validator") {
+		t.Errorf("after the users validator was removed by hand: differences %q", d)
 	}
 }
