@@ -106,8 +106,10 @@ func (e *env) renderEvent(ev events.Entry) {
 		}
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
-	case events.BackfillUnguarded, events.DownGuardScans, events.BackfillSlowIDs:
+	case events.BackfillUnguarded, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
 		e.out.warnf("%s", ev)
+	case events.StateChecking, events.StateReasserted, events.StateMatches:
+		e.logf("%s", ev)
 	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost:
 		e.logf("%s", ev)
 	case events.CommandSent, events.CommandSkipped, events.WindowClosed:

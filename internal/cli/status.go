@@ -137,7 +137,7 @@ func validatorText(c runner.CollectionStatus) string {
 		var bs []string
 		for _, b := range c.WindowBranches {
 			what := fmt.Sprintf("%04d", b.SchemaFrom)
-			if b.SchemaFrom == 0 {
+			if b.Unchecked {
 				what = "unchecked"
 			}
 			bs = append(bs, fmt.Sprintf("v%d: %s", b.Version, what))

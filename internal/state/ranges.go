@@ -149,22 +149,18 @@ func (s *Store) DropRanges(ctx context.Context, coll string) error {
 	})
 }
 
-// RangeCount is the number of ranges of coll's largest stored plan (of
-// any target): range leases are named by index, so holding the leases of
-// indexes 0 to RangeCount-1 excludes every range worker of coll.
-func (s *Store) RangeCount(ctx context.Context, coll string) (int, error) {
+// Plans are coll's stored plans, of every target: holding the leases of
+// each plan's ranges (pkg/lease.BackfillRange of its target, indexes 0 to
+// len(Splits)) excludes every range worker of coll.
+func (s *Store) Plans(ctx context.Context, coll string) ([]Plan, error) {
 	prefix := "^" + regexp.QuoteMeta(coll) + `\$plan\$`
-	cur, err := s.c.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}})
+	cur, err := s.c.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}, options.Find().SetSort(bson.D{{Key: "target", Value: 1}}))
 	if err != nil {
-		return 0, fmt.Errorf("read the backfill plans of %s: %w", coll, err)
+		return nil, fmt.Errorf("read the backfill plans of %s: %w", coll, err)
 	}
 	var plans []Plan
 	if err := cur.All(ctx, &plans); err != nil {
-		return 0, fmt.Errorf("read the backfill plans of %s: %w", coll, err)
+		return nil, fmt.Errorf("read the backfill plans of %s: %w", coll, err)
 	}
-	n := 0
-	for _, p := range plans {
-		n = max(n, len(p.Splits)+1)
-	}
-	return n, nil
+	return plans, nil
 }

@@ -143,7 +143,7 @@ func walkHeldRangesByHand(ctx context.Context, t *testing.T, db *mongo.Database)
 		t.Error(err)
 		return
 	}
-	cur, err := db.Collection(runner.DefaultLockCollection).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: `^backfill:items:range:`}}}})
+	cur, err := db.Collection(runner.DefaultLockCollection).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: `^backfill:items:v1:range:`}}}})
 	if err != nil {
 		t.Error(err)
 		return
@@ -157,7 +157,7 @@ func walkHeldRangesByHand(ctx context.Context, t *testing.T, db *mongo.Database)
 	}
 	for _, l := range leases {
 		var i int
-		if _, err := fmt.Sscanf(l.ID, "backfill:items:range:%d", &i); err != nil {
+		if _, err := fmt.Sscanf(l.ID, "backfill:items:v1:range:%d", &i); err != nil {
 			t.Error(err)
 			return
 		}

@@ -25,7 +25,7 @@ import (
 //     its plan, so all share the same ranges. Range i is [splits[i-1],
 //     splits[i]), the first and last open-ended.
 //   - Each range is claimed through a lease of the lock collection,
-//     "backfill:<coll>:range:<i>" (the lease code of the migration lock:
+//     "backfill:<coll>:v<target>:range:<i>" (the lease code of the migration lock:
 //     insert, heartbeat, fence before every write), never waited for: a
 //     worker takes the next unclaimed, unfinished range, and sleeps only
 //     when every unfinished range is held by someone else (a lease left by
@@ -347,7 +347,7 @@ func (r *backfiller) rangeWorker(ctx context.Context, name string, plan *rangePl
 				continue
 			}
 			var stop string
-			err := r.withLockWait(ctx, lease.BackfillRange(name, i), 0, func(lctx context.Context) error {
+			err := r.withLockWait(ctx, lease.BackfillRange(name, plan.Target, i), 0, func(lctx context.Context) error {
 				took = true
 				var err error
 				stop, err = r.walkRange(lctx, name, plan, i, opts, deadline, start, t)

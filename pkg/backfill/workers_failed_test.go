@@ -80,7 +80,7 @@ func TestBackfillWorkersInterruptedWhileTakingARange(t *testing.T) {
 			return
 		}
 		docs, _ := e.Command.Lookup("documents").Array().Values()
-		if len(docs) == 1 && strings.HasPrefix(docs[0].Document().Lookup("_id").StringValue(), "backfill:items:range:") && inserts.Add(1) == 2 {
+		if len(docs) == 1 && strings.HasPrefix(docs[0].Document().Lookup("_id").StringValue(), "backfill:items:v1:range:") && inserts.Add(1) == 2 {
 			cancel()
 		}
 	}}

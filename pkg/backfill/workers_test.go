@@ -146,7 +146,7 @@ func TestBackfillWorkersTakeOverADeadWorkersRange(t *testing.T) {
 	// until it expires.
 	now := time.Now()
 	if _, err := db.Collection(runner.DefaultLockCollection).InsertOne(ctx, bson.D{
-		{Key: "_id", Value: "backfill:items:range:0"}, {Key: "owner", Value: "dead-worker"}, {Key: "token", Value: "t"},
+		{Key: "_id", Value: "backfill:items:v1:range:0"}, {Key: "owner", Value: "dead-worker"}, {Key: "token", Value: "t"},
 		{Key: "host", Value: "gone"}, {Key: "pid", Value: 1}, {Key: "acquiredAt", Value: now}, {Key: "expiresAt", Value: now.Add(1500 * time.Millisecond)},
 	}); err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestBackfillWorkersProcessKilled(t *testing.T) {
 		}
 		// Kill the victim while it holds a range lease, a little into it.
 		for wait := time.Now(); ; time.Sleep(5 * time.Millisecond) {
-			n, err := db.Collection(runner.DefaultLockCollection).CountDocuments(ctx, bson.D{{Key: "pid", Value: victim.Process.Pid}, {Key: "_id", Value: bson.D{{Key: "$regex", Value: `^backfill:items:range:`}}}})
+			n, err := db.Collection(runner.DefaultLockCollection).CountDocuments(ctx, bson.D{{Key: "pid", Value: victim.Process.Pid}, {Key: "_id", Value: bson.D{{Key: "$regex", Value: `^backfill:items:v1:range:`}}}})
 			if err != nil {
 				t.Fatal(err)
 			}

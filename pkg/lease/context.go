@@ -91,5 +91,9 @@ func With(ctx context.Context, a Acquirer, name string, wait time.Duration, fn f
 func Backfill(coll string) string { return "backfill:" + coll }
 
 // BackfillRange is the name of the lease of range i of coll's parallel
-// backfill.
-func BackfillRange(coll string, i int) string { return fmt.Sprintf("backfill:%s:range:%d", coll, i) }
+// backfill to version target ("backfill:users:v3:range:0"). Ranges of
+// different targets (the plans of two releases) are different ranges: their
+// leases never block each other.
+func BackfillRange(coll string, target int64, i int) string {
+	return fmt.Sprintf("backfill:%s:v%d:range:%d", coll, target, i)
+}

@@ -31,9 +31,10 @@
 //     it reads the lease document to prove it still holds this token (an
 //     operator may have removed it with `unlock --force`), and a read that
 //     gets no answer (a network error, no reply within the margin) leaves
-//     the clock as the guarantee if validUntil has not passed meanwhile;
-//     past validUntil it renews once itself, and otherwise fails with
-//     [ErrLost] before anything is sent.
+//     the clock as the guarantee; answered or not, Fence succeeds only if
+//     validUntil has not passed once the read returned. Past validUntil
+//     it renews once itself, and otherwise fails with [ErrLost] before
+//     anything is sent.
 //   - A heartbeat renews every quarter of the lease; a failed renewal is
 //     retried at the next tick, until validUntil passes: then the lease is
 //     lost, and [Held.Lost] is closed.
@@ -47,10 +48,14 @@
 //     [Held.Transact] runs a write in one transaction with an update of the
 //     lease document matched on the token: a holder paused between its
 //     fence and the write cannot commit after a takeover, since the
-//     takeover's delete and our update conflict. Elsewhere the time fence
-//     is the guarantee, and the window between a fence and its write
-//     (microseconds, unless the process is paused right there) is covered
-//     only by the margin.
+//     takeover's delete and our update conflict. Elsewhere nothing covers
+//     the gap between a fence and its write: the margin covers clock rates
+//     and round trips, not a pause. A holder paused right after its fence
+//     (SIGSTOP, a frozen VM, a long GC) for longer than the rest of its
+//     lease sends its write after another process took the lease over.
+//     No client-side check can prevent that; the caller fences again
+//     after each write to learn that it was sent after the loss, and
+//     repairs what it may have undone (pkg/runner: reassert.go).
 //
 // The package leasetest is a conformance suite for these invariants, run
 // against the embedded sandbox and, with MONGOMIG_TEST_URI, on MongoDB.

@@ -91,17 +91,23 @@ func (h *Held) until() (validUntil, since time.Time) {
 // succeeds only if the server still holds this token with an unexpired
 // lease. A failure there is final. A read that gets no answer (a network
 // error, or no reply within the margin on a loaded machine) proves
-// nothing either way: the clock is then the guarantee, if validUntil has
-// not passed meanwhile; if it has, Fence renews as above.
+// nothing either way: the clock is then the guarantee. Whether the read
+// answered or not, Fence succeeds only if validUntil has not passed once
+// the read returned (an answer that arrives late proves the token was
+// there when the server read it, not that the lease still holds now); if
+// it has, Fence renews as above.
 func (h *Held) Fence(ctx context.Context) error {
 	if err := h.Err(); err != nil {
 		return err
 	}
 	validUntil, since := h.until()
 	if time.Now().Before(validUntil) {
-		answered, err := h.verify(ctx)
-		if answered || time.Now().Before(validUntil) {
+		if err := h.verify(ctx); err != nil {
 			return err
+		}
+		// A renewal meanwhile (the heartbeat) moved validUntil: it counts.
+		if validUntil, since = h.until(); time.Now().Before(validUntil) {
+			return nil
 		}
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Margin(h.lease))
@@ -113,25 +119,25 @@ func (h *Held) Fence(ctx context.Context) error {
 }
 
 // verify reads the lease document: a final ErrLost if the token is gone.
-// answered is false when the read got no answer (a network error, or
-// none within the margin): it proves nothing, and err is nil.
-func (h *Held) verify(ctx context.Context) (answered bool, err error) {
+// A read that got no answer (a network error, or none within the margin)
+// proves nothing, and err is nil: the caller checks validUntil after it.
+func (h *Held) verify(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Margin(h.lease))
 	defer cancel()
-	err = h.coll.FindOne(rctx, h.mine(), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	err := h.coll.FindOne(rctx, h.mine(), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return true, h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: removed by unlock --force, or taken over)", ErrLost, h.name))
+		return h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: removed by unlock --force, or taken over)", ErrLost, h.name))
 	case err != nil && (mongo.IsNetworkError(err) || mongo.IsTimeout(err)):
 		// The server is unreachable or slow for now: the lease still
 		// holds by our clock while validUntil has not passed, which is the
 		// fence's guarantee (Fence checks it again); the write that
 		// follows meets the same outage (and is fenced again when retried).
-		return false, nil
+		return nil
 	case err != nil:
-		return true, fmt.Errorf("%w (cannot verify the lease %s: %v)", ErrLost, h.name, err)
+		return fmt.Errorf("%w (cannot verify the lease %s: %v)", ErrLost, h.name, err)
 	}
-	return true, nil
+	return nil
 }
 
 // mine matches this acquisition's document.

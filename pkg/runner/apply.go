@@ -45,6 +45,11 @@ type CommandResult struct {
 	Command
 	Outcome string `json:"outcome"`
 	Note    string `json:"note,omitempty"`
+	// SentAfterLoss: the fence after the command found the lease lost, so
+	// the server may have run it after another process took the lock over
+	// (a holder paused between its fence and its send): what it did may
+	// undo that process's work.
+	SentAfterLoss bool `json:"sentAfterLeaseLost,omitempty"`
 }
 
 // PartialError is a migration that failed part-way: what was done, what
@@ -59,11 +64,21 @@ type PartialError struct {
 	Failed    Command
 	NotDone   []Command
 	Err       error
+	// SentAfterLoss: Failed did not fail; it was sent (its result is the
+	// last of Done) and the lease was found lost after it (Err), so it may
+	// have reached the server after another process took the lock over.
+	SentAfterLoss bool
 }
 
 func (e *PartialError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", map[string]string{"up": "apply", "down": "revert"}[e.Direction], e.File, e.Failed.Collection, describeCommand(e.Failed), commandFailure(e.Err, e.Failed, e.Direction))
+	what := map[string]string{"up": "apply", "down": "revert"}[e.Direction]
+	if e.SentAfterLoss {
+		fmt.Fprintf(&b, "%s %s: %s: %s was sent after the lease was lost: %v; another process may have taken the lock over and changed %s since, so this command may have undone its work",
+			what, e.File, e.Failed.Collection, describeCommand(e.Failed), e.Err, e.Failed.Collection)
+	} else {
+		fmt.Fprintf(&b, "%s %s: %s: %s failed: %v", what, e.File, e.Failed.Collection, describeCommand(e.Failed), commandFailure(e.Err, e.Failed, e.Direction))
+	}
 	if hint := conflictHint(e.Err, e.Failed); hint != "" {
 		b.WriteString("\n  " + hint)
 	}
@@ -72,7 +87,11 @@ func (e *PartialError) Error() string {
 		b.WriteString(" nothing")
 	}
 	for _, d := range e.Done {
-		fmt.Fprintf(&b, "\n    %s: %s (%s)", d.Collection, describeCommand(d.Command), d.Outcome)
+		outcome := d.Outcome
+		if d.SentAfterLoss {
+			outcome += ", sent after the lease was lost"
+		}
+		fmt.Fprintf(&b, "\n    %s: %s (%s)", d.Collection, describeCommand(d.Command), outcome)
 	}
 	b.WriteString("\n  not done:")
 	if len(e.NotDone) == 0 {
@@ -112,20 +131,24 @@ func conflictHint(err error, c Command) string {
 // run executes one command, adapting to the server: create falls back to
 // collMod when the collection exists (and back), validators the server
 // refuses become client-side only, and an index to drop that is already
-// absent is skipped.
+// absent is skipped. Each fallback is a command of its own, sent only
+// after a fence of the lease ctx carries.
 func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 	err := r.db.RunCommand(ctx, c.Doc).Err()
 	switch {
 	case err == nil:
 		return CommandResult{Command: c, Outcome: OutcomeOK}, nil
 	case c.Name == "create" && probe.HasCode(err, probe.CodeNamespaceExists):
-		return r.run(ctx, collModCommand(c.Collection, c.Doc[1:]))
+		return r.fallback(ctx, collModCommand(c.Collection, c.Doc[1:]))
 	case c.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):
-		return r.run(ctx, createCommand(c.Collection, c.Doc[1:]))
+		return r.fallback(ctx, createCommand(c.Collection, c.Doc[1:]))
 	case (c.Name == "create" || c.Name == "collMod") && probe.IsNotSupported(err):
 		note := fmt.Sprintf("the server refused %s with a validator (%s): the validator is enforced client-side only", c.Name, probe.ServerMessage(err))
 		if c.Name == "create" {
 			plain := createCommand(c.Collection, nil)
+			if ferr := fence(ctx); ferr != nil {
+				return CommandResult{}, ferr
+			}
 			if perr := r.db.RunCommand(ctx, plain.Doc).Err(); perr != nil && !probe.HasCode(perr, probe.CodeNamespaceExists) {
 				return CommandResult{}, fmt.Errorf("create %s without validator: %w", c.Collection, perr)
 			}
@@ -135,6 +158,39 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
 	}
 	return CommandResult{}, err
+}
+
+// fallback sends c, the fallback of a command the server refused, after a
+// fence: the lease may have been lost while the first one was answered.
+func (r *Runner) fallback(ctx context.Context, c Command) (CommandResult, error) {
+	if err := fence(ctx); err != nil {
+		return CommandResult{}, err
+	}
+	return r.run(ctx, c)
+}
+
+// send fences, sends c (see run) and fences again: a command is sent only
+// while the lease is held, but a process paused between the fence and the
+// send (SIGSTOP, a long GC pause, a frozen VM) sends it late, maybe after
+// another process took the lease over. lost is the loss the second fence
+// found: c's result is then marked SentAfterLoss.
+func (r *Runner) send(ctx context.Context, version int64, i int, c Command) (res CommandResult, lost, err error) {
+	if err := fence(ctx); err != nil {
+		return CommandResult{}, nil, err
+	}
+	if r.hook != nil {
+		r.hook("fenced", version, i)
+	}
+	// The safe points are between commands: one already decided on runs
+	// to its end even if ctx is cancelled meanwhile.
+	res, err = r.run(context.WithoutCancel(ctx), c)
+	if err != nil {
+		return res, nil, err
+	}
+	if lost = fence(context.WithoutCancel(ctx)); lost != nil {
+		res.SentAfterLoss = true
+	}
+	return res, lost, nil
 }
 
 // runAll runs cmds in order, stopping at the first failure with a
@@ -147,13 +203,8 @@ func (r *Runner) runAll(ctx context.Context, version int64, file, direction stri
 		if err := ctx.Err(); err != nil {
 			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
 		}
-		// The lease must still be ours before anything is sent.
-		if err := fence(ctx); err != nil {
-			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
-		}
-		// The safe points are between commands: one already decided on
-		// runs to its end even if ctx is cancelled meanwhile.
-		res, err := r.run(context.WithoutCancel(ctx), c)
+		// The lease must still be ours before anything is sent, and after.
+		res, lost, err := r.send(ctx, version, i, c)
 		if err != nil {
 			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: err}
 		}
@@ -167,6 +218,9 @@ func (r *Runner) runAll(ctx context.Context, version int64, file, direction stri
 			clientSide = appendUnique(clientSide, c.Collection)
 		}
 		r.cfg.log.Log(e)
+		if lost != nil {
+			return done, clientSide, &PartialError{Version: version, File: file, Direction: direction, Done: done, Failed: c, NotDone: cmds[i+1:], Err: lost, SentAfterLoss: true}
+		}
 		if r.hook != nil {
 			r.hook("command", version, i)
 		}

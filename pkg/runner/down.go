@@ -78,12 +78,16 @@ func (r *Runner) DownTo(ctx context.Context, to int64) (reverted []Applied, err 
 			return r.downTo(ctx, to, &reverted, &total)
 		})
 	})
+	err = r.afterLateSend(ctx, "down", err)
 	return reverted, interrupted(ctx, err, "down", reverted, total)
 }
 
 // downTo reverts the migrations above to under the migration lock and the
 // reverted collections' backfill leases, appending each to reverted.
 func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, total *int) error {
+	if err := r.reassertAfterTakeover(ctx); err != nil {
+		return err
+	}
 	dp, err := r.checkDown(ctx, to)
 	if err != nil {
 		return err
@@ -259,6 +263,9 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
+	if err := r.downgradeLate(ctx, m, t.downs, &a); err != nil {
+		return a, err
+	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
 	for _, c := range t.cmds {
@@ -274,6 +281,33 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	a.DurationMS = time.Since(start).Milliseconds()
 	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "down", Took: time.Since(start)})
 	return a, nil
+}
+
+// downgradeLate makes one more downgrade pass over each collection of
+// downs once the restoring collMod is in force: the release being rolled
+// back still runs, and a document it wrote at a reverted version between
+// the last pass and the collMod was accepted by the window then in force
+// (the restored validator refuses the next ones where the server enforces
+// it).
+func (r *Runner) downgradeLate(ctx context.Context, m *migration.Migration, downs []downgrade, a *Applied) error {
+	for _, d := range downs {
+		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
+		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
+		if err != nil {
+			return fmt.Errorf("revert %s: %s: its validators and indexes are reverted, but %d documents written at version %d meanwhile were downgraded, then: %w; migration %d stays recorded: fix the cause and run `mongomig down` again",
+				m.File, d.coll, n, d.from, err, m.Version)
+		}
+		if n == 0 {
+			continue
+		}
+		for i := range a.Documents {
+			if a.Documents[i].Collection == d.coll && a.Documents[i].From == d.from {
+				a.Documents[i].Count += n
+			}
+		}
+		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
+	}
+	return nil
 }
 
 // forgetBackfill removes coll's backfill progress toward version v or

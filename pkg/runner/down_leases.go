@@ -14,9 +14,9 @@ import (
 // range leases, after checking under that lease that its target is still
 // applied (pkg/backfill, invariant 1), and a down that reverts a
 // collection's upgrades first takes the collection's backfill lease and
-// every range lease its stored plans name (plans are stored under the
-// collection's lease, so no new one appears meanwhile), waiting the lock
-// wait for a running backfill to stop. Every later backfill then finds
+// every range lease its stored plans name, of every target (plans are
+// stored under the collection's lease, so no new one appears meanwhile),
+// waiting the lock wait for a running backfill to stop. Every later backfill then finds
 // the target reverted and writes nothing.
 
 // revertedCollections lists the collections whose upgrades a down to
@@ -53,13 +53,15 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 		}
 	}()
 	for _, coll := range r.revertedCollections(to) {
-		n, err := r.state.RangeCount(ctx, coll)
+		plans, err := r.state.Plans(ctx, coll)
 		if err != nil {
 			return err
 		}
 		names := []string{lease.Backfill(coll)}
-		for i := 0; i < n; i++ {
-			names = append(names, lease.BackfillRange(coll, i))
+		for _, p := range plans {
+			for i := 0; i <= len(p.Splits); i++ {
+				names = append(names, lease.BackfillRange(coll, p.Target, i))
+			}
 		}
 		for _, name := range names {
 			l, err := r.acquire(ctx, name, r.cfg.wait)

@@ -47,6 +47,9 @@ type held struct {
 	// also are leases held besides this one while it is (a down's
 	// backfill leases, see holdBackfills): Fence checks them too.
 	also []lease.Locker
+	// takenOver is the expired holder this acquisition removed, if any
+	// (see reassert.go).
+	takenOver *lease.Info
 }
 
 // Fence returns nil only while this lease and those held with it are
@@ -117,7 +120,14 @@ func (r *Runner) leaseEvents(e lease.Event) {
 // migration lock it also learns whether ledger writes can be tied to the
 // lease by a transaction, and says so once when they cannot.
 func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*held, error) {
-	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Command: leaseCommand(ctx, id), Events: r.leaseEvents})
+	var takenOver *lease.Info
+	onEvent := func(e lease.Event) {
+		if e.Kind == lease.EventTakenOver {
+			takenOver = e.Holder
+		}
+		r.leaseEvents(e)
+	}
+	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Command: leaseCommand(ctx, id), Events: onEvent})
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +143,7 @@ func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*h
 	if !txn {
 		r.cfg.log.Log(events.LedgerFenceOnly{})
 	}
-	return &held{Held: h, txn: txn}, nil
+	return &held{Held: h, txn: txn, takenOver: takenOver}, nil
 }
 
 type commandKey struct{}

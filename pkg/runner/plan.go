@@ -53,7 +53,10 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
 	for _, m := range pending {
 		cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
-			v, _, err := r.windowFor(ctx, coll, m.Version)
+			v, open, err := r.windowFor(ctx, coll, m.Version)
+			if open {
+				p.Notes = append(p.Notes, r.uncheckedNotes(m, coll)...)
+			}
 			return v, err
 		})
 		if err != nil {
@@ -69,6 +72,21 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	}
 	r.serverNotes(ctx, p, pending)
 	return p, nil
+}
+
+// uncheckedNotes say which document versions the window m sends for coll
+// lets pass unchecked (no migration declares a schema for them: the v0
+// branch when the collection's first validator comes with its first
+// upgrade).
+func (r *Runner) uncheckedNotes(m *migration.Migration, coll string) []string {
+	var notes []string
+	for _, b := range r.versionSchemas(coll, m.Version) {
+		if b.validator == nil {
+			notes = append(notes, fmt.Sprintf("%s: %s: the validator window lets documents at version %d pass unchecked: no migration declares a schema for that version (status shows it as v%d: unchecked while the window is open)",
+				m.File, coll, b.version, b.version))
+		}
+	}
+	return notes
 }
 
 // PlanDown returns what DownTo(ctx, to) would revert.

@@ -76,6 +76,9 @@ type CollectionStatus struct {
 type WindowBranch struct {
 	Version    int64 `json:"version"`
 	SchemaFrom int64 `json:"schemaFrom"`
+	// Unchecked: no migration declares a schema for Version (SchemaFrom
+	// is 0), so its documents pass the window unchecked.
+	Unchecked bool `json:"unchecked,omitempty"`
 }
 
 // Status is the state of the database against the migration files.
@@ -257,7 +260,7 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 				cs.Window = "closed"
 			} else {
 				for _, b := range slices.Backward(r.versionSchemas(name, top)) {
-					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.version, SchemaFrom: b.from})
+					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.version, SchemaFrom: b.from, Unchecked: b.validator == nil})
 				}
 			}
 		}

@@ -93,6 +93,9 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
 	total := 0
 	err = r.withLock(withCommand(ctx, "up"), lockID, func(ctx context.Context) error {
+		if err := r.reassertAfterTakeover(ctx); err != nil {
+			return err
+		}
 		pending, err := r.pending(ctx, to)
 		if err != nil {
 			return err
@@ -121,6 +124,7 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err err
 		}
 		return nil
 	})
+	err = r.afterLateSend(ctx, "up", err)
 	return applied, interrupted(ctx, err, "up", applied, total)
 }
 
@@ -138,13 +142,11 @@ func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cmds {
-		if err := r.markTightened(ctx, c.Collection); err != nil {
-			return nil, err
-		}
-		r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
+	reopened, moreClient, err := r.closeWindows(ctx, maxApplied(ledger), cmds)
+	if err != nil {
+		return nil, err
 	}
-	return &Applied{Direction: "tighten", Commands: results, ClientSideValidators: clientSide}, nil
+	return &Applied{Direction: "tighten", Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...))}, nil
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {

@@ -38,6 +38,7 @@ import (
 	"fmt"
 
 	"github.com/mongomig/mongomig/internal/state"
+	"github.com/mongomig/mongomig/pkg/events"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -143,15 +144,59 @@ func (r *Runner) provenNow(ctx context.Context, coll string, cv int64) (bool, er
 	if err != nil || cp == nil || !cp.Proven || cp.Target != cv {
 		return false, err
 	}
-	err = r.db.Collection(coll).FindOne(ctx, r.registry.VersionNot(cv),
+	other, err := r.otherVersionRemains(ctx, coll, cv)
+	return !other, err
+}
+
+// otherVersionRemains reports whether a query (limit 1) finds a document
+// of coll at another version than cv.
+func (r *Runner) otherVersionRemains(ctx context.Context, coll string, cv int64) (bool, error) {
+	err := r.db.Collection(coll).FindOne(ctx, r.registry.VersionNot(cv),
 		options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return true, nil
+		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("check that no %s document is below version %d: %w", coll, cv, err)
 	}
-	return false, nil
+	return true, nil
+}
+
+// closeWindows records the windows cmds (tightening collMods) closed. The
+// proof ran before each collMod, and the window was in force until the
+// server applied it: an old release's insert in between was accepted. So
+// the proof runs again now that the server refuses such writes; a
+// document it finds means the window is sent again and recorded open
+// (invariant 2: the window stays closed only after a proof that follows
+// the collMod). It returns the commands it sent.
+func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([]CommandResult, []string, error) {
+	var results []CommandResult
+	var clientSide []string
+	for _, c := range cmds {
+		cv := r.docVersionAt(c.Collection, top)
+		other, err := r.otherVersionRemains(ctx, c.Collection, cv)
+		if err != nil {
+			return results, clientSide, err
+		}
+		if !other {
+			if err := r.markTightened(ctx, c.Collection); err != nil {
+				return results, clientSide, err
+			}
+			r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
+			continue
+		}
+		w := collModCommand(c.Collection, bson.D{{Key: "validator", Value: r.windowAt(c.Collection, top)}})
+		res, cs, err := r.runAll(ctx, 0, "validator window", "up", []Command{w})
+		results, clientSide = append(results, res...), append(clientSide, cs...)
+		if err != nil {
+			return results, clientSide, err
+		}
+		if err := r.reopen(finishing(ctx), c.Collection); err != nil {
+			return results, clientSide, err
+		}
+		r.cfg.log.Log(events.WindowReopened{Collection: c.Collection, Version: cv})
+	}
+	return results, clientSide, nil
 }
 
 func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*state.Checkpoint, error) {
