@@ -114,10 +114,19 @@ func conflictHint(err error, c Command) string {
 // refuses become client-side only, and an index to drop that is already
 // absent is skipped.
 func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
+	// enforce.go: a validator asked to be client-side only is not sent, one
+	// the server does not enforce never is; readback.go: what is sent is
+	// read back.
+	if res, ok, err := r.runClientSide(ctx, c); ok {
+		return res, err
+	}
+	if err := r.guardEnforceable(ctx, c); err != nil {
+		return CommandResult{}, err
+	}
 	err := r.db.RunCommand(ctx, c.Doc).Err()
 	switch {
 	case err == nil:
-		return CommandResult{Command: c, Outcome: OutcomeOK}, nil
+		return r.readBack(ctx, c)
 	case c.Name == "create" && probe.HasCode(err, probe.CodeNamespaceExists):
 		return r.run(ctx, collModCommand(c.Collection, c.Doc[1:]))
 	case c.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):

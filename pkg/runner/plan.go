@@ -35,8 +35,11 @@ type Plan struct {
 
 // Plan returns what UpTo(ctx, to) would apply ([Latest]: everything pending)
 // and the commands it would send. It reads the ledger, the collection
-// names and buildInfo; it takes no lock and writes nothing. Drift and
-// out-of-order files are errors here as in Up.
+// names and buildInfo; it takes no lock and writes nothing to the
+// database. When a command sends a validator it probes, in a scratch
+// database it drops, which $jsonSchema keywords the server enforces, and
+// refuses validators that use others with an [*UnenforceableError], as Up
+// does. Drift and out-of-order files are errors here as in Up.
 func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	pending, err := r.pending(ctx, to)
 	if err != nil {
@@ -67,6 +70,10 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if err := r.checkEnforceable(ctx, p.Migrations, p.Tighten); err != nil {
+		return nil, err
+	}
+	r.clientSideNotes(p)
 	r.serverNotes(ctx, p, pending)
 	return p, nil
 }
@@ -102,7 +109,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 }
 
 // serverNotes warns when the server is known to refuse validators. It
-// reads buildInfo only: a dry run creates nothing, not even a probe.
+// reads buildInfo only.
 func (r *Runner) serverNotes(ctx context.Context, p *Plan, ms []*migration.Migration) {
 	info, err := probe.Server(ctx, r.db)
 	if err != nil || info.FerretDBVersion == "" {
