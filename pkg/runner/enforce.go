@@ -100,7 +100,8 @@ func (e *UnenforceableError) Collections() []string {
 
 // RefusedKeywords lists the keywords of ks that validator (a validator
 // document: {$jsonSchema: ...}, possibly inside $and, $or and $nor as
-// windows build it) uses, each once.
+// windows build it) uses, each once, in the order of ks (keywords, sorted,
+// then bsonType aliases).
 func RefusedKeywords(validator bson.D, ks *probe.KeywordSupport) []string {
 	var out []string
 	var walk func(v any)
@@ -128,6 +129,15 @@ func RefusedKeywords(validator bson.D, ks *probe.KeywordSupport) []string {
 		}
 	}
 	walk(validator)
+	// In ks's order (keywords sorted, then aliases), whatever the branches'.
+	rank := map[string]int{}
+	for i, kw := range ks.Unsupported {
+		rank[kw] = i
+	}
+	for i, a := range ks.UnsupportedTypes {
+		rank["bsonType: "+a] = len(ks.Unsupported) + i
+	}
+	slices.SortFunc(out, func(a, b string) int { return rank[a] - rank[b] })
 	return out
 }
 

@@ -53,8 +53,8 @@ type CollectionStatus struct {
 	// what the server holds.
 	Enforcement     string `json:"enforcement"`
 	EnforcementNote string `json:"enforcementNote,omitempty"`
-	Level       string `json:"validationLevel,omitempty"`
-	Action      string `json:"validationAction,omitempty"`
+	Level           string `json:"validationLevel,omitempty"`
+	Action          string `json:"validationAction,omitempty"`
 	// CurrentVersion is the document version the applied migrations
 	// upgrade to; TargetVersion the one all files upgrade to.
 	CurrentVersion int64          `json:"currentVersion"`
