@@ -20,13 +20,13 @@ import (
 const clientSideFlag = "client-side-validator"
 
 func clientSideValidatorFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: clientSideFlag, Usage: "apply the validator of collection `COLL` client-side only: the server gets none, " +
-		"the ledger records it as client-side (for a validator the server cannot enforce; repeat for several)"}
+	return &cli.StringSliceFlag{Name: clientSideFlag, Usage: "apply the validators of collection `COLL` that use $jsonSchema keywords the server does not enforce " +
+		"client-side only: the server gets none, the ledger records them as client-side (repeat for several collections)"}
 }
 
-// clientSideOption turns --client-side-validator into the runner's
-// option, refusing a collection no migration gives a validator.
-func clientSideOption(c *cli.Context, ms []*migration.Migration) (runner.Option, []string, error) {
+// checkClientSideFlag refuses a --client-side-validator collection no
+// migration gives a validator (a typo would otherwise do nothing).
+func checkClientSideFlag(c *cli.Context, ms []*migration.Migration) error {
 	colls := c.StringSlice(clientSideFlag)
 	var known []string
 	for _, m := range ms {
@@ -39,10 +39,10 @@ func clientSideOption(c *cli.Context, ms []*migration.Migration) (runner.Option,
 	slices.Sort(known)
 	for _, coll := range colls {
 		if !slices.Contains(known, coll) {
-			return nil, nil, usageError(fmt.Errorf("--%s %s: no migration declares a validator for %s (those that do: %s)", clientSideFlag, coll, coll, orNone(known)))
+			return usageError(fmt.Errorf("--%s %s: no migration declares a validator for %s (those that do: %s)", clientSideFlag, coll, coll, orNone(known)))
 		}
 	}
-	return runner.WithClientSideValidators(colls...), colls, nil
+	return nil
 }
 
 func orNone(list []string) string {
@@ -76,7 +76,8 @@ func wordUnenforceable(err error, verb string) error {
 	for _, c := range ue.Collections() {
 		flags = append(flags, "--"+clientSideFlag+" "+c)
 	}
-	fmt.Fprintf(&b, "\nrewrite each without those keywords in a new migration (enum on strings: a pattern such as \"^(a|b)$\"), "+
+	fmt.Fprintf(&b, "\nan open validator window sends the earlier migrations' schemas of a collection again, so a keyword may come from one of them."+
+		"\nrewrite each without those keywords (enum on strings: a pattern such as \"^(a|b)$\"), "+
 		"or pass %s to apply it client-side only: the server gets no validator for it, `mongomig validate` and the application check it, and the ledger records it as client-side", strings.Join(flags, " "))
 	return usageError(errors.New(b.String()))
 }
@@ -120,7 +121,7 @@ func (e *env) lintServer(ctx context.Context, uri string, rep *lint.Report, ms [
 // not keep.
 func (e *env) warnClientSide(clientSide, asked []string) {
 	var byFlag, byServer []string
-	for _, c := range clientSide {
+	for _, c := range slices.Sorted(slices.Values(clientSide)) {
 		if slices.Contains(asked, c) {
 			byFlag = append(byFlag, c)
 		} else {

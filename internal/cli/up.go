@@ -56,8 +56,7 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		return err
 	}
 	defer s.close()
-	_, asked, err := clientSideOption(c, s.runner.Migrations())
-	if err != nil {
+	if err := checkClientSideFlag(c, s.runner.Migrations()); err != nil {
 		return err
 	}
 	to := runner.Latest
@@ -99,11 +98,14 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
 		return nil
 	}
-	var clientSide, readBack []string
+	var clientSide, asked, readBack []string
 	for _, a := range applied {
 		for _, r := range a.Commands {
 			if r.Outcome == runner.OutcomeOK && r.Note != "" {
 				readBack = append(readBack, r.Collection+": "+r.Note)
+			}
+			if r.Asked {
+				asked = append(asked, r.Collection)
 			}
 		}
 		if a.Direction == "tighten" {

@@ -45,6 +45,9 @@ type CommandResult struct {
 	Command
 	Outcome string `json:"outcome"`
 	Note    string `json:"note,omitempty"`
+	// Asked: client-side only because WithClientSideValidators named the
+	// collection (enforce.go), not because the server refused.
+	Asked bool `json:"clientSideAsked,omitempty"`
 }
 
 // PartialError is a migration that failed part-way: what was done, what

@@ -25,12 +25,13 @@ import (
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
-// WithClientSideValidators names collections whose validator is applied
-// client-side only: up sends their collections and indexes but no
-// validator (and removes one the server holds), and records them in the
-// ledger as client-side (LedgerEntry.ClientSideValidators). It is the way
-// to deploy a validator the server cannot enforce (see
-// [UnenforceableError]).
+// WithClientSideValidators names collections whose validators the server
+// cannot enforce are applied client-side only: for such a validator up
+// sends the collection and its indexes but no validator (and removes one
+// the server holds), and records the collection in the ledger as
+// client-side (LedgerEntry.ClientSideValidators). It is the way to deploy
+// a validator [UnenforceableError] refuses; one the server enforces is
+// sent as usual.
 func WithClientSideValidators(colls ...string) Option {
 	return optionFunc(func(c *config) error {
 		for _, n := range colls {
@@ -202,7 +203,7 @@ func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigratio
 	check := func(version int64, file string, cmds []Command) error {
 		for _, c := range cmds {
 			v, ok := sentValidator(c)
-			if !ok || len(v) == 0 || r.clientSideAsked(c.Collection) {
+			if !ok || len(v) == 0 {
 				continue
 			}
 			if caps == nil {
@@ -211,7 +212,7 @@ func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigratio
 					return err
 				}
 			}
-			if kws := RefusedKeywords(v, &caps.Keywords); len(kws) > 0 {
+			if kws := RefusedKeywords(v, &caps.Keywords); len(kws) > 0 && !r.clientSideAsked(c.Collection) {
 				uv := UnenforceableValidator{Collection: c.Collection, Version: version, File: file, Keywords: kws}
 				if m := r.migrationByVersion(version); m != nil {
 					if mc := m.Collection(c.Collection); mc != nil {
@@ -250,28 +251,35 @@ func (r *Runner) preflight(ctx context.Context, to int64) error {
 	return nil
 }
 
-// asClientSide is what is sent instead of c, a create or collMod with a
-// validator, for a collection asked to be client-side only: the
-// collection without validator (create), or the server's validator
-// removed (collMod, validator {}). ok is false for other commands.
-func (r *Runner) asClientSide(c Command) (Command, bool) {
-	if _, ok := sentValidator(c); !ok || !r.clientSideAsked(c.Collection) {
-		return Command{}, false
+// asClientSide is what is sent instead of c when c is a create or collMod
+// with a validator the server does not enforce, for a collection asked to
+// be client-side only: the collection without validator (create), or the
+// server's validator removed (collMod, validator {}), so that the server
+// holds none rather than an older one. ok is false for other commands (a
+// validator the server enforces is sent, asked or not).
+func (r *Runner) asClientSide(ctx context.Context, c Command) (Command, bool, error) {
+	v, ok := sentValidator(c)
+	if !ok || len(v) == 0 || !r.clientSideAsked(c.Collection) {
+		return Command{}, false, nil
+	}
+	caps, err := r.capabilities(ctx)
+	if err != nil || len(RefusedKeywords(v, &caps.Keywords)) == 0 {
+		return Command{}, false, err
 	}
 	if c.Name == "create" {
-		return createCommand(c.Collection, nil), true
+		return createCommand(c.Collection, nil), true, nil
 	}
-	return collModCommand(c.Collection, bson.D{{Key: "validator", Value: bson.D{}}}), true
+	return collModCommand(c.Collection, bson.D{{Key: "validator", Value: bson.D{}}}), true, nil
 }
 
 // runClientSide sends asClientSide(c) (ok false: c is not one): the
 // collection exists afterwards and the server holds no validator for it.
 func (r *Runner) runClientSide(ctx context.Context, c Command) (res CommandResult, ok bool, err error) {
-	sent, ok := r.asClientSide(c)
-	if !ok {
-		return CommandResult{}, false, nil
+	sent, ok, err := r.asClientSide(ctx, c)
+	if err != nil || !ok {
+		return CommandResult{}, err != nil, err
 	}
-	note := "the validator is applied client-side only, as asked: the server holds none for " + c.Collection
+	note := "the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server holds none for " + c.Collection
 	err = r.db.RunCommand(ctx, sent.Doc).Err()
 	switch {
 	case err == nil:
@@ -290,7 +298,7 @@ func (r *Runner) runClientSide(ctx context.Context, c Command) (res CommandResul
 	default:
 		return CommandResult{}, true, err
 	}
-	return CommandResult{Command: sent, Outcome: OutcomeClientSide, Note: note}, true, nil
+	return CommandResult{Command: sent, Outcome: OutcomeClientSide, Note: note, Asked: true}, true, nil
 }
 
 // guardEnforceable is the last check before c is sent: a validator the
@@ -307,24 +315,33 @@ func (r *Runner) guardEnforceable(ctx context.Context, c Command) error {
 
 // clientSideNotes puts in p what is sent instead of the validators asked
 // to be client-side only, with a note for each.
-func (r *Runner) clientSideNotes(p *Plan) {
+func (r *Runner) clientSideNotes(ctx context.Context, p *Plan) error {
 	note := func(file string, c Command) {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: the validator is applied client-side only, as asked: the server is given none (the ledger records it as client-side)", migration.DisplayName(file), c.Collection))
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server is given none (the ledger records it as client-side)", migration.DisplayName(file), c.Collection))
 	}
 	for i := range p.Migrations {
 		m := &p.Migrations[i]
 		for j, c := range m.Commands {
-			if sent, ok := r.asClientSide(c); ok {
+			sent, ok, err := r.asClientSide(ctx, c)
+			if err != nil {
+				return err
+			}
+			if ok {
 				m.Commands[j] = sent
 				note(m.File, c)
 			}
 		}
 	}
 	for j, c := range p.Tighten {
-		if sent, ok := r.asClientSide(c); ok {
+		sent, ok, err := r.asClientSide(ctx, c)
+		if err != nil {
+			return err
+		}
+		if ok {
 			sent.Tighten = true
 			p.Tighten[j] = sent
 			note("validator window", c)
 		}
 	}
+	return nil
 }

@@ -114,10 +114,11 @@ func TestUpRefusesUnenforceableBeforeWriting(t *testing.T) {
 	}
 }
 
-// TestUpClientSideValidatorsAsked: the collections named by
-// WithClientSideValidators get no validator (create without one, plan
-// and run alike), the result and the ledger say client-side, and the
-// other validators are checked as before.
+// TestUpClientSideValidatorsAsked: the validators of the collections
+// named by WithClientSideValidators that use keywords the server does not
+// enforce are not sent (create without one, collMod removing the
+// server's), plan and run alike; the result and the ledger say
+// client-side; their validators the server enforces are sent as usual.
 func TestUpClientSideValidatorsAsked(t *testing.T) {
 	ctx := context.Background()
 	rec := &cmdlog.Recorder{}
@@ -131,21 +132,36 @@ func TestUpClientSideValidatorsAsked(t *testing.T) {
 	if c := p.Migrations[1].Commands[0]; c.Collection != "orders" || string(c.Text) != `{"create":"orders"}` {
 		t.Errorf("plan sends for orders %s %s, want a create without validator", c.Collection, c.Text)
 	}
-	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "0002_orders_and_blog.yaml: orders: the validator is applied client-side only, as asked") {
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "0002_orders_and_blog.yaml: orders: the server does not enforce this validator's keywords: it is applied client-side only, as asked") {
 		t.Errorf("plan notes = %q", notes)
 	}
 	applied, err := r.Up(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range rec.Named("create") {
-		if name := c.Lookup("create").StringValue(); (name == "orders" || name == "users") && c.Lookup("validator").Type != 0 {
-			t.Errorf("a validator was sent for %s: %s", name, c)
+	// 0001's users validator uses no refused keyword: sent (and refused by
+	// the sandbox, which has no validators). 0003's is removed instead.
+	sent := map[string]string{}
+	for _, c := range append(rec.Named("create"), rec.Named("collMod")...) {
+		elems, _ := c.Elements()
+		coll := elems[0].Value().StringValue()
+		v := "no validator"
+		if val, ok := c.Lookup("validator").DocumentOK(); ok {
+			v = "validator {}"
+			if len(val) > 5 {
+				v = "a validator"
+			}
 		}
+		sent[elems[0].Key()+" "+coll] += v + ";"
 	}
-	for _, c := range rec.Named("collMod") {
-		if name := c.Lookup("collMod").StringValue(); (name == "orders" || name == "users") && len(c.Lookup("validator").Document()) > 5 {
-			t.Errorf("a validator was sent for %s: %s", name, c)
+	for cmd, want := range map[string]string{
+		"create users":   "a validator;no validator;", // 0001, then the sandbox's refusal's plain create
+		"create orders":  "no validator;",
+		"collMod users":  "validator {};",
+		"collMod orders": "validator {};",
+	} {
+		if sent[cmd] != want {
+			t.Errorf("%s sent with %q, want %q", cmd, sent[cmd], want)
 		}
 	}
 	if got := strings.Join(applied[2].ClientSideValidators, ","); got != "users" {

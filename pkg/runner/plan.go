@@ -73,7 +73,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	if err := r.checkEnforceable(ctx, p.Migrations, p.Tighten); err != nil {
 		return nil, err
 	}
-	r.clientSideNotes(p)
+	if err := r.clientSideNotes(ctx, p); err != nil {
+		return nil, err
+	}
 	r.serverNotes(ctx, p, pending)
 	return p, nil
 }
