@@ -56,7 +56,10 @@ func orNone(list []string) string {
 // cannot enforce, with what to do (exit 2); other errors pass unchanged.
 func wordUnenforceable(err error, verb string) error {
 	var ue *runner.UnenforceableError
-	if !errors.As(err, &ue) {
+	var pe *runner.PartialError
+	if !errors.As(err, &ue) || errors.As(err, &pe) {
+		// Refused as it was about to be sent (the plan was checked before
+		// the lock): the partial error says what was done.
 		return err
 	}
 	var b strings.Builder

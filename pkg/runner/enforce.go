@@ -86,7 +86,7 @@ func (e *UnenforceableError) Error() string {
 		}
 		parts = append(parts, p)
 	}
-	return "the server does not enforce these $jsonSchema keywords (it would accept the validator and then refuse every write, or not check it); nothing was sent: " + strings.Join(parts, "; ")
+	return "the server does not enforce these $jsonSchema keywords (it would accept the validator and then refuse every write, or not check it): " + strings.Join(parts, "; ")
 }
 
 // Collections are the collections of the refused validators, sorted, once.

@@ -106,6 +106,13 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}
+	// The validators down puts back are checked as up's (enforce.go).
+	if err := r.checkEnforceable(ctx, p.Migrations, nil); err != nil {
+		return nil, err
+	}
+	if err := r.clientSideNotes(ctx, p); err != nil {
+		return nil, err
+	}
 	r.serverNotes(ctx, p, ms)
 	return p, nil
 }
