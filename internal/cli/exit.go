@@ -93,7 +93,8 @@ func exitCode(err error) int {
 		return ExitUsage
 	}
 	var invalid *runner.InvalidFilesError
-	if errors.As(err, &invalid) {
+	var unenforceable *runner.UnenforceableError
+	if errors.As(err, &invalid) || errors.As(err, &unenforceable) {
 		return ExitUsage
 	}
 	return ExitFailure

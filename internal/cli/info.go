@@ -102,7 +102,7 @@ func renderInfo(o *output, r *probe.ServerReport) {
 			o.warnf("on this server a validator sent with create does not exist (%s); collMod keeps it", c.Reason)
 		}
 		if k := r.Capabilities.Keywords; k.Known && len(k.Unsupported)+len(k.UnsupportedTypes) > 0 {
-			o.warnf("this server does not enforce %s as MongoDB does: a validator that uses one is not enforced here, or refuses every write; keep them out of the validators you deploy to it", keywordList(&k))
+			o.warnf("this server does not enforce %s as MongoDB does: a validator that uses one is not enforced here, or refuses every write; up refuses such a validator before sending anything (rewrite it, or apply it client-side only with up --%s COLL), and lint --server checks for them", keywordList(&k), clientSideFlag)
 		}
 	}
 }

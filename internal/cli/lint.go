@@ -20,24 +20,40 @@ func lintCommand(e *env) *cli.Command {
 		Name:  "lint",
 		Usage: "check every migration file: format, numbering, $jsonSchema dialect (no database needed)",
 		Description: "Exits 0 when the directory is valid (warnings allowed) and 2 when any file has an error.\n" +
-			"Every problem is printed as file:line:column with a hint.",
+			"Every problem is printed as file:line:column with a hint. --server URI also checks every validator\n" +
+			"against the $jsonSchema keywords that server enforces (probed in a scratch database there, which is\n" +
+			"dropped; nothing else is read or written): a validator using another is an error, as `up` refuses it.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "server", Usage: "also check the validators against what the server at `URI` enforces"},
+		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return runLint(e.out, e.g, e.cfg.VersionOptions...)
+			var server func(*lint.Report, []*migration.Migration) error
+			if uri := c.String("server"); uri != "" {
+				server = func(rep *lint.Report, ms []*migration.Migration) error { return e.lintServer(c.Context, uri, rep, ms) }
+			}
+			return runLint(e.out, e.g, server, e.cfg.VersionOptions...)
 		},
 	}
 }
 
-func runLint(o *output, g globals, opts ...version.Option) error {
+// runLint lints --dir; server, when set, adds the problems of checking
+// the files that parsed against a server.
+func runLint(o *output, g globals, server func(*lint.Report, []*migration.Migration) error, opts ...version.Option) error {
 	fsys, err := migrationDir(g)
 	if err != nil {
 		return err
 	}
-	r, err := lint.Lint(fsys, opts...)
+	r, ms, err := lint.Load(fsys, opts...)
 	if err != nil {
 		return err
+	}
+	if server != nil {
+		if err := server(r, ms); err != nil {
+			return err
+		}
 	}
 	if o.json {
 		if err := o.writeJSON(r); err != nil {

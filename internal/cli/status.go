@@ -96,6 +96,12 @@ func (e *env) renderStatus(st *runner.Status) {
 		o.printf("  %s\n", o.faint("documents per version: mongomig status --counts (scans every migrated collection)"))
 	}
 	for _, c := range st.Collections {
+		switch c.Enforcement {
+		case runner.EnforcementAbsent:
+			o.printf("  %s %s: %s (`mongomig info` says whether this server keeps what create sends)\n", o.red("NOT ENFORCED"), c.Name, c.EnforcementNote)
+		case runner.EnforcementDiffers:
+			o.printf("  %s %s: %s\n", o.red("OTHER VALIDATOR"), c.Name, c.EnforcementNote)
+		}
 		if c.AboveCurrent > 0 {
 			n := "documents"
 			if counted {

@@ -19,15 +19,18 @@ func upCommand(e *env) *cli.Command {
 		Usage: "apply pending migrations in order, exactly once even when several processes run it at once",
 		Description: "Takes the migration lock (waiting up to --lock-wait for another process), applies each pending\n" +
 			"migration's validators and indexes, and records it in the ledger only after all of it succeeded.\n" +
+			"A validator using a $jsonSchema keyword the server does not enforce (probed in a scratch database) is\n" +
+			"refused before anything is sent, unless --client-side-validator names its collection.\n" +
 			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags (with --dry-run, also\n" +
-			"an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, or a validator the server\n" +
+			"cannot enforce (with --dry-run, also an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
 			"index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
 			&cli.Int64Flag{Name: "to", Usage: "apply up to and including version `N` (0: nothing)", DefaultText: "every pending migration"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
+			clientSideValidatorFlag(),
 		}, lockFlags()...), append(reportFlags(), allIDsFlag(), showValuesFlag())...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -48,11 +51,14 @@ type upResult struct {
 }
 
 func (e *env) runUp(ctx context.Context, c *cli.Context) error {
-	s, err := e.open(ctx, c, nil)
+	s, err := e.open(ctx, c, nil, runner.WithClientSideValidators(c.StringSlice(clientSideFlag)...))
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	if err := checkClientSideFlag(c, s.runner.Migrations()); err != nil {
+		return err
+	}
 	to := runner.Latest
 	if c.IsSet("to") {
 		to = c.Int64("to")
@@ -65,9 +71,10 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		return e.dryRun(ctx, s, to, rs)
+		return wordUnenforceable(e.dryRun(ctx, s, to, rs), "up --dry-run")
 	}
 	applied, err := s.runner.UpTo(ctx, to)
+	err = wordUnenforceable(err, "up")
 	if c.IsSet("to") {
 		err = rerunTo(err, "up", to)
 	}
@@ -91,8 +98,16 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
 		return nil
 	}
-	var clientSide []string
+	var clientSide, asked, readBack []string
 	for _, a := range applied {
+		for _, r := range a.Commands {
+			if r.Outcome == runner.OutcomeOK && r.Note != "" {
+				readBack = append(readBack, r.Collection+": "+r.Note)
+			}
+			if r.Asked {
+				asked = append(asked, r.Collection)
+			}
+		}
 		if a.Direction == "tighten" {
 			for _, c := range a.Commands {
 				e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
@@ -103,9 +118,10 @@ func (e *env) runUp(ctx context.Context, c *cli.Context) error {
 		clientSide = append(clientSide, a.ClientSideValidators...)
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
-	if len(clientSide) > 0 {
-		e.out.warnf("validators enforced client-side only (the server refused them): %s", strings.Join(uniq(clientSide), ", "))
+	for _, n := range readBack {
+		e.out.warnf("%s", n)
 	}
+	e.warnClientSide(uniq(clientSide), asked)
 	return nil
 }
 

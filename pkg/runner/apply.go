@@ -50,6 +50,9 @@ type CommandResult struct {
 	// (a holder paused between its fence and its send): what it did may
 	// undo that process's work.
 	SentAfterLoss bool `json:"sentAfterLeaseLost,omitempty"`
+	// Asked: client-side only because WithClientSideValidators named the
+	// collection (enforce.go), not because the server refused.
+	Asked bool `json:"clientSideAsked,omitempty"`
 }
 
 // PartialError is a migration that failed part-way: what was done, what
@@ -134,10 +137,19 @@ func conflictHint(err error, c Command) string {
 // absent is skipped. Each fallback is a command of its own, sent only
 // after a fence of the lease ctx carries.
 func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
+	// enforce.go: a validator asked to be client-side only is not sent, one
+	// the server does not enforce never is; readback.go: what is sent is
+	// read back.
+	if res, ok, err := r.runClientSide(ctx, c); ok {
+		return res, err
+	}
+	if err := r.guardEnforceable(ctx, c); err != nil {
+		return CommandResult{}, err
+	}
 	err := r.db.RunCommand(ctx, c.Doc).Err()
 	switch {
 	case err == nil:
-		return CommandResult{Command: c, Outcome: OutcomeOK}, nil
+		return r.readBack(ctx, c)
 	case c.Name == "create" && probe.HasCode(err, probe.CodeNamespaceExists):
 		return r.fallback(ctx, collModCommand(c.Collection, c.Doc[1:]))
 	case c.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):

@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/pkg/runner"
 )
 
 // TestUpEnforcesOnMongoDB applies the samples to the real MongoDB named by
@@ -20,14 +23,23 @@ func TestUpEnforcesOnMongoDB(t *testing.T) {
 	// Every sample validator the users checks below depend on is
 	// enforceable once enum is written as a pattern (orders' keeps
 	// additionalProperties, which nothing below writes to).
-	fsys, _ := fixtures.EnforceableSamples(t, db)
-	applied, err := newRunner(t, db, fsys).Up(ctx)
+	fsys, refused := fixtures.EnforceableSamples(t, db)
+	applied, err := newRunner(t, db, fsys, runner.WithClientSideValidators(slices.Sorted(maps.Keys(refused))...)).Up(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only the validators asked to be client-side are; every other one was
+	// read back as sent.
 	for _, a := range applied {
-		if len(a.ClientSideValidators) > 0 {
-			t.Errorf("%s: validators client-side only on MongoDB: %v", a.File, a.ClientSideValidators)
+		for _, c := range a.ClientSideValidators {
+			if len(refused[c]) == 0 {
+				t.Errorf("%s: validator of %s client-side only on a server with validators", a.File, c)
+			}
+		}
+		for _, c := range a.Commands {
+			if len(refused[c.Collection]) == 0 && c.Outcome != runner.OutcomeOK {
+				t.Errorf("%s: %s %s: %s (%s)", a.File, c.Collection, c.Name, c.Outcome, c.Note)
+			}
 		}
 	}
 	// users (0003): moderate, error: a new user without contact is refused.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -34,6 +35,11 @@ type config struct {
 	// forceTransactions: tie ledger writes to the lock by a transaction
 	// without asking the server (tests, see export_test.go).
 	forceTransactions bool
+	// clientSide: collections whose validator is applied client-side
+	// only (WithClientSideValidators); caps: the server's capabilities,
+	// given or probed once (enforce.go).
+	clientSide []string
+	caps       *probe.Capabilities
 }
 
 // Defaults.

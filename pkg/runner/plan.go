@@ -35,8 +35,11 @@ type Plan struct {
 
 // Plan returns what UpTo(ctx, to) would apply ([Latest]: everything pending)
 // and the commands it would send. It reads the ledger, the collection
-// names and buildInfo; it takes no lock and writes nothing. Drift and
-// out-of-order files are errors here as in Up.
+// names and buildInfo; it takes no lock and writes nothing to the
+// database. When a command sends a validator it probes, in a scratch
+// database it drops, which $jsonSchema keywords the server enforces, and
+// refuses validators that use others with an [*UnenforceableError], as Up
+// does. Drift and out-of-order files are errors here as in Up.
 func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	pending, err := r.pending(ctx, to)
 	if err != nil {
@@ -69,6 +72,12 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if p.Tighten, err = r.tightenCommands(ctx, st.applied); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.checkEnforceable(ctx, p.Migrations, p.Tighten); err != nil {
+		return nil, err
+	}
+	if err := r.clientSideNotes(ctx, p); err != nil {
+		return nil, err
 	}
 	r.serverNotes(ctx, p, pending)
 	return p, nil
@@ -115,12 +124,19 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}
+	// The validators down puts back are checked as up's (enforce.go).
+	if err := r.checkEnforceable(ctx, p.Migrations, nil); err != nil {
+		return nil, err
+	}
+	if err := r.clientSideNotes(ctx, p); err != nil {
+		return nil, err
+	}
 	r.serverNotes(ctx, p, ms)
 	return p, nil
 }
 
 // serverNotes warns when the server is known to refuse validators. It
-// reads buildInfo only: a dry run creates nothing, not even a probe.
+// reads buildInfo only.
 func (r *Runner) serverNotes(ctx context.Context, p *Plan, ms []*migration.Migration) {
 	info, err := probe.Server(ctx, r.db)
 	if err != nil || info.FerretDBVersion == "" {

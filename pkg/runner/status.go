@@ -46,10 +46,15 @@ type CollectionStatus struct {
 	// ValidatorFrom is the applied migration whose validator is in force
 	// (0: none declared yet).
 	ValidatorFrom int64 `json:"validatorFrom"`
-	// Enforcement is "server", "client-side only" or "none".
-	Enforcement string `json:"enforcement"`
-	Level       string `json:"validationLevel,omitempty"`
-	Action      string `json:"validationAction,omitempty"`
+	// Enforcement is "server", "client-side only" or "none" (the
+	// Enforcement constants): "server" only when listCollections shows
+	// the validator the applied migrations declare, else "absent from the
+	// server" or "differs on the server", with EnforcementNote saying
+	// what the server holds.
+	Enforcement     string `json:"enforcement"`
+	EnforcementNote string `json:"enforcementNote,omitempty"`
+	Level           string `json:"validationLevel,omitempty"`
+	Action          string `json:"validationAction,omitempty"`
 	// CurrentVersion is the document version the applied migrations
 	// upgrade to; TargetVersion the one all files upgrade to.
 	CurrentVersion int64          `json:"currentVersion"`
@@ -202,6 +207,10 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
+	held, err := r.heldAll(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]CollectionStatus, 0, len(sorted))
 	for _, name := range sorted {
 		cs := CollectionStatus{Name: name, Enforcement: "none", TargetVersion: r.registry.Current(name)}
@@ -236,6 +245,10 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 			// defaults (as reports say).
 			cs.Level = string(bsonx.OrDefault(migration.Level(cs.Level), migration.LevelStrict))
 			cs.Action = string(bsonx.OrDefault(migration.Action(cs.Action), migration.ActionError))
+		}
+		if cs.Enforcement == EnforcementServer {
+			top := maxApplied(ledger)
+			serverEnforcement(&cs, held[name], r.windowAt(name, top), r.plainAt(name, top))
 		}
 		if counts {
 			docs, err := r.countVersions(ctx, name)

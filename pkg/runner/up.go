@@ -91,6 +91,11 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 // Cancelling ctx stops it at the next safe point, between two commands,
 // with an [*InterruptedError]; a command already sent runs to its end.
 func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
+	// Before the lock is taken: a validator the server cannot enforce
+	// stops the run before anything is written (enforce.go).
+	if err := r.preflight(ctx, to); err != nil {
+		return nil, err
+	}
 	total := 0
 	err = r.withLock(withCommand(ctx, "up"), lockID, func(ctx context.Context) error {
 		if err := r.reassertAfterTakeover(ctx); err != nil {

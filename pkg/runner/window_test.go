@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/mongomig/mongomig/internal/fixtures"
@@ -76,8 +78,8 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 func TestValidatorWindowOnMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestUpFromEmptyThenNothingPending and TestValidatorWindowTightensAfterBackfill)")
 	ctx := context.Background()
-	fsys, _ := fixtures.EnforceableSamples(t, db) // only users is written to
-	r := newRunner(t, db, fsys)
+	fsys, refused := fixtures.EnforceableSamples(t, db) // only users is written to
+	r := newRunner(t, db, fsys, runner.WithClientSideValidators(slices.Sorted(maps.Keys(refused))...))
 	if _, err := r.UpTo(ctx, 3); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,347 @@
+package runner
+
+// Never deploy a validator the server cannot enforce. Some servers
+// (DocumentDB, FerretDB 2, Amazon DocumentDB) accept a validator that uses
+// a $jsonSchema keyword they do not implement and then refuse every write
+// to the collection, where MongoDB refuses the validator at once. Before
+// up (or its plan) sends anything, every validator it would send is
+// checked against the keywords the server was probed to enforce
+// (probe.ValidatorSupport, in a scratch database): one that uses a refused
+// keyword stops the run with an [*UnenforceableError], unless its
+// collection was named in [WithClientSideValidators], in which case the
+// server is given no validator for it and the ledger records it as
+// client-side only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
+)
+
+// WithClientSideValidators names collections whose validators the server
+// cannot enforce are applied client-side only: for such a validator up
+// sends the collection and its indexes but no validator (and removes one
+// the server holds), and records the collection in the ledger as
+// client-side (LedgerEntry.ClientSideValidators). It is the way to deploy
+// a validator [UnenforceableError] refuses; one the server enforces is
+// sent as usual.
+func WithClientSideValidators(colls ...string) Option {
+	return optionFunc(func(c *config) error {
+		for _, n := range colls {
+			if err := checkCollectionName(n); err != nil {
+				return fmt.Errorf("client-side validator: %w", err)
+			}
+		}
+		c.clientSide = append(c.clientSide, colls...)
+		return nil
+	})
+}
+
+// WithCapabilities gives the runner the server's capabilities (from
+// [probe.Probe] or [probe.ValidatorSupport]) instead of probing them the
+// first time a validator is to be sent.
+func WithCapabilities(caps *probe.Capabilities) Option {
+	return optionFunc(func(c *config) error {
+		c.caps = caps
+		return nil
+	})
+}
+
+// UnenforceableValidator is one validator a migration would send that
+// uses $jsonSchema keywords (or bsonType aliases, "bsonType: number") the
+// server does not enforce.
+type UnenforceableValidator struct {
+	Collection string `json:"collection"`
+	// Version and File are the migration the validator is sent for; the
+	// keyword may come from an earlier one (an open window keeps every
+	// version's schema).
+	Version  int64         `json:"version"`
+	File     string        `json:"file"`
+	Pos      migration.Pos `json:"pos,omitempty"`
+	Keywords []string      `json:"keywords"`
+}
+
+// UnenforceableError is up (or its plan) refusing, before sending
+// anything, validators the server would accept and then not enforce
+// (on DocumentDB, every write to the collection fails). Each is to be
+// rewritten without the keywords, or applied client-side only
+// ([WithClientSideValidators]).
+type UnenforceableError struct {
+	Validators []UnenforceableValidator
+}
+
+func (e *UnenforceableError) Error() string {
+	var parts []string
+	for _, v := range e.Validators {
+		p := fmt.Sprintf("%s uses %s", v.Collection, strings.Join(v.Keywords, ", "))
+		if v.File != "" {
+			p = migration.DisplayName(v.File) + ": " + p
+		}
+		parts = append(parts, p)
+	}
+	return "the server does not enforce these $jsonSchema keywords (it would accept the validator and then refuse every write, or not check it): " + strings.Join(parts, "; ")
+}
+
+// Collections are the collections of the refused validators, sorted, once.
+func (e *UnenforceableError) Collections() []string {
+	var out []string
+	for _, v := range e.Validators {
+		out = appendUnique(out, v.Collection)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RefusedKeywords lists the keywords of ks that validator (a validator
+// document: {$jsonSchema: ...}, possibly inside $and, $or and $nor as
+// windows build it) uses, each once, in the order of ks (keywords, sorted,
+// then bsonType aliases).
+func RefusedKeywords(validator bson.D, ks *probe.KeywordSupport) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch d := v.(type) {
+		case bson.D:
+			for _, e := range d {
+				switch e.Key {
+				case "$jsonSchema":
+					raw, err := bson.Marshal(e.Value)
+					if err != nil {
+						continue
+					}
+					for _, kw := range ks.Refused(raw) {
+						out = appendUnique(out, kw)
+					}
+				case "$and", "$or", "$nor":
+					walk(e.Value)
+				}
+			}
+		case bson.A:
+			for _, x := range d {
+				walk(x)
+			}
+		}
+	}
+	walk(validator)
+	// In ks's order (keywords sorted, then aliases), whatever the branches'.
+	rank := map[string]int{}
+	for i, kw := range ks.Unsupported {
+		rank[kw] = i
+	}
+	for i, a := range ks.UnsupportedTypes {
+		rank["bsonType: "+a] = len(ks.Unsupported) + i
+	}
+	slices.SortFunc(out, func(a, b string) int { return rank[a] - rank[b] })
+	return out
+}
+
+// Unenforceable lists the validators ms declare that use keywords ks
+// refuses (lint's check against a server: every validator, applied or
+// not, since an open window sends the older ones again).
+func Unenforceable(ms []*migration.Migration, ks *probe.KeywordSupport) []UnenforceableValidator {
+	var out []UnenforceableValidator
+	for _, m := range ms {
+		if m.Broken {
+			continue // lint reports its parse errors
+		}
+		for _, c := range m.Collections {
+			if kws := RefusedKeywords(c.Validator, ks); len(kws) > 0 {
+				out = append(out, UnenforceableValidator{Collection: c.Name, Version: m.Version, File: m.File, Pos: c.Pos, Keywords: kws})
+			}
+		}
+	}
+	return out
+}
+
+// errProbe wraps a failure to probe the server's validator capabilities
+// (a network error or timeout: a refusal is a capability).
+var errProbe = errors.New("probe which $jsonSchema keywords the server enforces")
+
+// capabilities are the server's validator capabilities: those given by
+// [WithCapabilities], else probed once (in a scratch database).
+func (r *Runner) capabilities(ctx context.Context) (*probe.Capabilities, error) {
+	if r.cfg.caps == nil {
+		caps, err := probe.ValidatorSupport(ctx, r.db)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errProbe, err)
+		}
+		r.cfg.caps = caps
+	}
+	return r.cfg.caps, nil
+}
+
+// sentValidator is the validator cmd sends (nil: none).
+func sentValidator(cmd Command) (bson.D, bool) {
+	if cmd.Name != "create" && cmd.Name != "collMod" {
+		return nil, false
+	}
+	for _, e := range cmd.Doc[1:] {
+		if e.Key == "validator" {
+			d, ok := e.Value.(bson.D)
+			return d, ok
+		}
+	}
+	return nil, false
+}
+
+func (r *Runner) clientSideAsked(coll string) bool { return slices.Contains(r.cfg.clientSide, coll) }
+
+// checkEnforceable refuses, with an [*UnenforceableError], the commands of
+// planned (and tighten) that send a validator the server does not enforce,
+// but those of collections asked to be client-side only. It probes the
+// server only when some command sends a validator.
+func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigration, tighten []Command) error {
+	var refused []UnenforceableValidator
+	var caps *probe.Capabilities
+	check := func(version int64, file string, cmds []Command) error {
+		for _, c := range cmds {
+			v, ok := sentValidator(c)
+			if !ok || len(v) == 0 {
+				continue
+			}
+			if caps == nil {
+				var err error
+				if caps, err = r.capabilities(ctx); err != nil {
+					return err
+				}
+			}
+			if kws := RefusedKeywords(v, &caps.Keywords); len(kws) > 0 && !r.clientSideAsked(c.Collection) {
+				uv := UnenforceableValidator{Collection: c.Collection, Version: version, File: file, Keywords: kws}
+				if m := r.migrationByVersion(version); m != nil {
+					if mc := m.Collection(c.Collection); mc != nil {
+						uv.Pos = mc.Pos
+					}
+				}
+				refused = append(refused, uv)
+			}
+		}
+		return nil
+	}
+	for _, m := range planned {
+		if err := check(m.Version, m.File, m.Commands); err != nil {
+			return err
+		}
+	}
+	if err := check(0, "validator window", tighten); err != nil {
+		return err
+	}
+	if len(refused) > 0 {
+		return &UnenforceableError{Validators: refused}
+	}
+	return nil
+}
+
+// preflight is up's check before it takes the lock (and so before it
+// writes anything, the lock included): the plan's validators must be
+// enforceable. Other problems of the plan (drift, order) are left to the
+// run under the lock, which finds them again and reports them there.
+func (r *Runner) preflight(ctx context.Context, to int64) error {
+	_, err := r.Plan(ctx, to)
+	var ue *UnenforceableError
+	if errors.As(err, &ue) || errors.Is(err, errProbe) {
+		return err
+	}
+	return nil
+}
+
+// asClientSide is what is sent instead of c when c is a create or collMod
+// with a validator the server does not enforce, for a collection asked to
+// be client-side only: the collection without validator (create), or the
+// server's validator removed (collMod, validator {}), so that the server
+// holds none rather than an older one. ok is false for other commands (a
+// validator the server enforces is sent, asked or not).
+func (r *Runner) asClientSide(ctx context.Context, c Command) (Command, bool, error) {
+	v, ok := sentValidator(c)
+	if !ok || len(v) == 0 || !r.clientSideAsked(c.Collection) {
+		return Command{}, false, nil
+	}
+	caps, err := r.capabilities(ctx)
+	if err != nil || len(RefusedKeywords(v, &caps.Keywords)) == 0 {
+		return Command{}, false, err
+	}
+	if c.Name == "create" {
+		return createCommand(c.Collection, nil), true, nil
+	}
+	return collModCommand(c.Collection, bson.D{{Key: "validator", Value: bson.D{}}}), true, nil
+}
+
+// runClientSide sends asClientSide(c) (ok false: c is not one): the
+// collection exists afterwards and the server holds no validator for it.
+func (r *Runner) runClientSide(ctx context.Context, c Command) (res CommandResult, ok bool, err error) {
+	sent, ok, err := r.asClientSide(ctx, c)
+	if err != nil || !ok {
+		return CommandResult{}, err != nil, err
+	}
+	note := "the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server holds none for " + c.Collection
+	err = r.db.RunCommand(ctx, sent.Doc).Err()
+	switch {
+	case err == nil:
+	case sent.Name == "create" && probe.HasCode(err, probe.CodeNamespaceExists):
+		sent = collModCommand(c.Collection, bson.D{{Key: "validator", Value: bson.D{}}})
+		if err = r.db.RunCommand(ctx, sent.Doc).Err(); err != nil && !probe.IsNotSupported(err) {
+			return CommandResult{}, true, err
+		}
+	case sent.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):
+		sent = createCommand(c.Collection, nil)
+		if err = r.db.RunCommand(ctx, sent.Doc).Err(); err != nil && !probe.HasCode(err, probe.CodeNamespaceExists) {
+			return CommandResult{}, true, err
+		}
+	case probe.IsNotSupported(err):
+		// A server without validators holds none already.
+	default:
+		return CommandResult{}, true, err
+	}
+	return CommandResult{Command: sent, Outcome: OutcomeClientSide, Note: note, Asked: true}, true, nil
+}
+
+// guardEnforceable is the last check before c is sent: a validator the
+// server does not enforce is never sent, whatever the plan said (another
+// process may have changed the ledger since).
+func (r *Runner) guardEnforceable(ctx context.Context, c Command) error {
+	v, ok := sentValidator(c)
+	if !ok || len(v) == 0 {
+		return nil
+	}
+	// The migration is named by the PartialError this becomes.
+	return r.checkEnforceable(ctx, []PlannedMigration{{Commands: []Command{c}}}, nil)
+}
+
+// clientSideNotes puts in p what is sent instead of the validators asked
+// to be client-side only, with a note for each.
+func (r *Runner) clientSideNotes(ctx context.Context, p *Plan) error {
+	note := func(file string, c Command) {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server is given none (the ledger records it as client-side)", migration.DisplayName(file), c.Collection))
+	}
+	for i := range p.Migrations {
+		m := &p.Migrations[i]
+		for j, c := range m.Commands {
+			sent, ok, err := r.asClientSide(ctx, c)
+			if err != nil {
+				return err
+			}
+			if ok {
+				m.Commands[j] = sent
+				note(m.File, c)
+			}
+		}
+	}
+	for j, c := range p.Tighten {
+		sent, ok, err := r.asClientSide(ctx, c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			sent.Tighten = true
+			p.Tighten[j] = sent
+			note("validator window", c)
+		}
+	}
+	return nil
+}
