@@ -187,7 +187,7 @@ func (s *step) moveOverlay(ov *overlay, f *field) error {
 	if ov.has[f.toSlot] && crossesArrayFrom(ov.val[f.toSlot], f.toSg) {
 		return s.targetError(f)
 	}
-	if t, exists := ov.target(f.toSlot, f.toSg); exists && !sameValue(t, v) {
+	if t, exists := ov.target(f.toSlot, f.toSg); exists && !s.overwrites && !sameValue(t, v) {
 		return s.occupiedError(f, t)
 	}
 	if s.op == migration.OpRename {

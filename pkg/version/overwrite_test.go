@@ -92,3 +92,23 @@ func TestRenameNeverOverwrites(t *testing.T) {
 		}
 	}
 }
+
+// TestDowngradeCopyOverwrites: a downgrade's copy (or rename) replaces the
+// target as MongoDB's $rename does: reverting copy: {email: contact.email}
+// puts back the contact.email the current release changed, over the old
+// email the upgrade kept. (The down tests of pkg/runner, copyBackFS, run
+// this through down.)
+func TestDowngradeCopyOverwrites(t *testing.T) {
+	r, err := version.New(fstest.MapFS{"0001_contact.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - copy: {email: contact.email}\n    downgrade:\n      - copy: {contact.email: email}\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := bson.D{{Key: "_id", Value: 1}, {Key: "email", Value: "old@x"}, {Key: "contact", Value: bson.D{{Key: "email", Value: "new@x"}}}, {Key: "version", Value: int32(1)}}
+	down, err := r.Downgrade("users", 1, doc)
+	if err != nil {
+		t.Fatalf("downgrade: %v", err)
+	}
+	if v, _ := lookupKey(down, "email"); v != "new@x" {
+		t.Errorf("downgraded email = %v, want the current release's new@x: %v", v, down)
+	}
+}

@@ -220,6 +220,9 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 			l.steps, l.missing, errs = compileSteps(c.Upgrade, cfg, m.File, c.Name)
 			missing = append(missing, errs...)
 			l.down, l.missingDown, errs = compileSteps(c.Downgrade, cfg, m.File, c.Name)
+			for i := range l.down {
+				l.down[i].overwrites = true
+			}
 			missing = append(missing, errs...)
 			l.adds = topLevelAdds(l.steps)
 			l.downReads, l.downReadsAll = downgradeReads(l.down, l.missingDown)

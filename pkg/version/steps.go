@@ -27,6 +27,12 @@ type step struct {
 	// idPath is the first operand path written through _id, if any: the
 	// step then checks per document that _id keeps its value.
 	idPath string
+	// overwrites: a rename or copy replaces a target that holds another
+	// value, as MongoDB's $rename does. Only downgrades' do: a downgrade
+	// rebuilds the earlier shape from the current one, whose values are
+	// the ones to keep (copy: {contact.email: email} restores the email
+	// the current release changed); an upgrade's refuses (OverwriteError).
+	overwrites bool
 }
 
 type field struct {
@@ -213,7 +219,7 @@ func (s *step) move(d bson.D, f *field) (bson.D, error) {
 	if crossesArray(d, f.toSg) {
 		return d, s.targetError(f)
 	}
-	if t, exists := get(d, f.toSg); exists && !sameValue(t, v) {
+	if t, exists := get(d, f.toSg); exists && !s.overwrites && !sameValue(t, v) {
 		return d, s.occupiedError(f, t)
 	}
 	if s.op == migration.OpRename {
