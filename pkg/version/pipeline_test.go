@@ -32,9 +32,9 @@ func pipelineShapes() []bson.D {
 	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "legacy", Value: 1}, bson.E{Key: "total", Value: 3.5})
 	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: bson.D{{Key: "phone", Value: "1"}}})
 	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: bson.D{{Key: "email", Value: "b@x"}}}) // rename onto a value: left out
-	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: "str"})                                 // scalar parent: left out
-	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: bson.A{bson.D{{Key: "x", Value: 1}}}})  // array parent: left out
-	add(bson.E{Key: "contact", Value: nil})                                                                       // null parent: left out
+	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: "str"})                                // scalar parent: left out
+	add(bson.E{Key: "email", Value: "a@x"}, bson.E{Key: "contact", Value: bson.A{bson.D{{Key: "x", Value: 1}}}}) // array parent: left out
+	add(bson.E{Key: "contact", Value: nil})                                                                      // null parent: left out
 	add(bson.E{Key: "contact", Value: bson.D{{Key: "email", Value: "keep@x"}}}, bson.E{Key: "status", Value: nil})
 	add(bson.E{Key: "prefs", Value: bson.D{{Key: "lang", Value: "de"}, {Key: "z", Value: 1}}}, bson.E{Key: "status", Value: "gone"})
 	add(bson.E{Key: "prefs", Value: bson.D{}}, bson.E{Key: "meta", Value: bson.D{{Key: "note", Value: 1}, {Key: "k", Value: 2}}})
