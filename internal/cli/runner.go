@@ -106,7 +106,7 @@ func (e *env) renderEvent(ev events.Entry) {
 		}
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
-	case events.BackfillUnguarded, events.DownGuardScans, events.BackfillSlowIDs:
+	case events.BackfillUnguarded, events.BackfillGuardScans, events.DownGuardScans, events.BackfillSlowIDs:
 		e.out.warnf("%s", ev)
 	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost:
 		e.logf("%s", ev)

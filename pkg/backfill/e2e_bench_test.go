@@ -186,7 +186,7 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 		b.Run(name+"/serverside", func(b *testing.B) {
 			for b.Loop() {
 				_, r := setup(b)
-				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ServerSide: true})
+				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ServerSide: true, AssumeNoWriters: true})
 				if err != nil || res.Collections[0].ServerSide != int64(n) {
 					b.Fatalf("%+v %v", res, err)
 				}

@@ -14,6 +14,11 @@ import (
 type ServerUpdate struct {
 	Guard  bson.D `json:"guard,omitempty"`
 	Update bson.D `json:"update"`
+	// Hold, if set, is a filter clause the documents must match to get
+	// this unit at all: those it excludes stay at the unit before it, for
+	// the Go path to judge (a rename onto a target that holds a value: an
+	// upgrade failure when the values differ, never a silent overwrite).
+	Hold bson.D `json:"hold,omitempty"`
 }
 
 // ServerUpdates translates a declarative step into MongoDB update
@@ -275,6 +280,9 @@ func planChain(coll string, ch *chain, from, to int64) *ServerPlan {
 				if !ok || len(ups) != 1 {
 					return nil
 				}
+				if s.op == migration.OpRename {
+					ups[0].Hold = renameHold(s.fields)
+				}
 				p.Units = append(p.Units, ups[0])
 				p.goUnits = append(p.goUnits, s)
 			case migration.OpDefault:
@@ -357,4 +365,17 @@ func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any
 	out = unset(out, []string{MarkerField})
 	out, _ = set(out, r.fieldPath, versionValue(at), r.field)
 	return out, at, nil
+}
+
+// renameHold is the Hold of a rename unit: for each field, its source or
+// its target is missing ($rename would otherwise replace the target).
+func renameHold(fields []field) bson.D {
+	missing := func(path string) bson.D {
+		return bson.D{{Key: path, Value: bson.D{{Key: "$exists", Value: false}}}}
+	}
+	and := bson.A{}
+	for _, f := range fields {
+		and = append(and, bson.D{{Key: "$or", Value: bson.A{missing(f.path), missing(f.to)}}})
+	}
+	return bson.D{{Key: "$and", Value: and}}
 }
