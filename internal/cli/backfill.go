@@ -189,8 +189,9 @@ func notAppliedAdvice(err error) error {
 // unguardedAdvice words a --server-side refused where it cannot be
 // guarded.
 func unguardedAdvice(err error) error {
-	if !errors.Is(err, backfill.ErrUnguardedServerSide) {
+	var ue *backfill.UnguardedServerSideError
+	if !errors.As(err, &ue) {
 		return err
 	}
-	return usageError(fmt.Errorf("%w; add --assume-no-writers only if no application writes the collection while the backfill runs, or drop --server-side", err))
+	return usageError(&worded{err: err, msg: fmt.Sprintf("--server-side cannot be guarded against application writes here: %s, so its updates read the documents and write them apart; add --assume-no-writers only if no application writes the collection while the backfill runs, or drop --server-side for the client path's guarded writes", ue.Reason)})
 }

@@ -36,7 +36,7 @@ func (r *backfiller) pathOptions(opts *Options) error {
 	case atomic:
 		opts.pipeline, opts.markers = true, true
 	case opts.ServerSide && !opts.AssumeNoWriters:
-		return fmt.Errorf("%w: %s, so each step's update reads the documents and writes them apart and loses an application write landing in between; it needs the assurance that no application writes the collection (AssumeNoWriters), or leave ServerSide out for the client path's guarded writes", ErrUnguardedServerSide, opts.guarded.Reason)
+		return &UnguardedServerSideError{Reason: opts.guarded.Reason}
 	case opts.ServerSide:
 		opts.markers = true
 	}
