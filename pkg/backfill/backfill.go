@@ -90,27 +90,6 @@ type Options struct {
 	pipeline, markers bool
 }
 
-// MaxWorkers caps Options.Workers: each worker holds a range lease with
-// its own heartbeat and a connection of the driver's pool (100 by
-// default), and a backfill splits into at most 4 ranges per worker;
-// beyond a few times the server's cores, more workers only contend for
-// its locks and the pool (100,000 workers used 11 GB and lost their
-// leases).
-const MaxWorkers = 64
-
-// ErrUnguardedServerSide is ServerSide asked for on a server where it
-// cannot be guarded, without AssumeNoWriters ([*UnguardedServerSideError]).
-var ErrUnguardedServerSide = errors.New("the server-side path cannot be guarded against application writes on this server")
-
-// UnguardedServerSideError says why the server-side path cannot be
-// guarded on the server.
-type UnguardedServerSideError struct{ Reason string }
-
-func (e *UnguardedServerSideError) Error() string {
-	return fmt.Sprintf("%v: %s, so each step's update reads the documents and writes them apart and loses an application write landing in between; it runs only with AssumeNoWriters (no application writes the collection), and without ServerSide the client path's writes are guarded", ErrUnguardedServerSide, e.Reason)
-}
-
-func (e *UnguardedServerSideError) Unwrap() error { return ErrUnguardedServerSide }
 
 // CollectionResult is the result for one collection.
 type CollectionResult struct {
