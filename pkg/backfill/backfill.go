@@ -90,7 +90,6 @@ type Options struct {
 	pipeline, markers bool
 }
 
-
 // CollectionResult is the result for one collection.
 type CollectionResult struct {
 	Collection string `json:"collection"`
