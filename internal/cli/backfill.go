@@ -16,9 +16,11 @@ func backfillCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "backfill",
 		Usage: "upgrade the documents below the current version, resumably, in the background",
-		Description: "Walks each collection in _id order and writes each upgrade as a delta of the fields it changes; on\n" +
-			"MongoDB the delta is guarded on their old values, so a concurrent application write is never\n" +
-			"lost (on FerretDB v1 it is filtered on _id alone, and a warning says so). Checkpointed: a killed or stopped backfill continues where it\n" +
+		Description: "Walks each collection in _id order and writes each upgrade as a delta of the fields it changes,\n" +
+			"guarded on their old values on every server, so a concurrent application write is not overwritten\n" +
+			"(on FerretDB v1 each guard costs a collection scan, and a warning says so); where the server has\n" +
+			"pipeline updates, versions whose upgrade has a pipeline form are upgraded on the server, one atomic\n" +
+			"update per _id range. Checkpointed: a killed or stopped backfill continues where it\n" +
 			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped at --max-time\n" +
 			"with no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when\n" +
 			"another backfill of the collection holds its lease past --lock-wait, 130 when stopped by a signal\n" +
@@ -29,9 +31,10 @@ func backfillCommand(e *env) *cli.Command {
 			&cli.Float64Flag{Name: "rate", Usage: "at most `DOCS_PER_S` documents per second over the run, on both paths (batches are capped to match)", DefaultText: "no cap"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop at the first batch boundary after `D` (checkpoint saved)", DefaultText: "no limit"},
 			&cli.BoolFlag{Name: "client-side", Usage: "never use the server-side fast path: read, upgrade in Go and write back every document"},
-			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read)"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "upgrade each collection's _id ranges with `N` workers on the client path; other processes run with --workers > 1 share the ranges through range leases"},
-			&cli.BoolFlag{Name: "always-guard", Usage: "filter every client-path write on the old values of what it changes, even where the server cannot do so without a scan"},
+			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read and cannot be guarded: needs --assume-no-writers)"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: fmt.Sprintf("upgrade each collection's _id ranges with `N` workers (at most %d) on the client path; other processes run with --workers > 1 share the ranges through range leases", backfill.MaxWorkers)},
+			&cli.BoolFlag{Name: "assume-no-writers", Usage: "assume no application writes the collections while the backfill runs: write by _id alone, without guarding the old values (a concurrent application write would be overwritten)"},
+			&cli.BoolFlag{Name: "always-guard", Hidden: true, Usage: "retired: writes are guarded by default"},
 		}, lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -43,10 +46,13 @@ func backfillCommand(e *env) *cli.Command {
 			if c.Bool("client-side") && c.Bool("server-side") {
 				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
 			}
+			if c.IsSet("always-guard") {
+				return usageError(fmt.Errorf("--always-guard is retired: backfill writes are guarded on the old values by default on every server, and the flag never changes the path; drop it (--assume-no-writers turns the guards off, only if no application writes the collection)"))
+			}
 			return e.runBackfill(c.Context, c, backfill.Options{
 				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
-				ServerSide: c.Bool("server-side"), AlwaysGuard: c.Bool("always-guard"),
+				ServerSide: c.Bool("server-side"), AssumeNoWriters: c.Bool("assume-no-writers"),
 				Workers: c.Int("workers"),
 			})
 		},
@@ -61,6 +67,11 @@ func backfillFlagValues(c *cli.Context) error {
 		return usageError(fmt.Errorf("--batch %d: give a positive number of documents per batch (default %d)", c.Int("batch"), backfill.DefaultBatch))
 	case c.Int("workers") <= 0:
 		return usageError(fmt.Errorf("--workers %d: give a positive number of workers (default 1)", c.Int("workers")))
+	case c.Int("workers") > backfill.MaxWorkers:
+		// Each worker holds a range lease with its own heartbeat and a
+		// pooled connection: past a few times the server's cores more
+		// only contend (100,000 used 11 GB and lost their leases).
+		return usageError(fmt.Errorf("--workers %d: at most %d (each worker holds a range lease and a connection; more only contend for the server)", c.Int("workers"), backfill.MaxWorkers))
 	case c.Float64("rate") < 0:
 		return usageError(fmt.Errorf("--rate %v: give a positive number of documents per second, or leave --rate out for no cap", c.Float64("rate")))
 	case c.Duration("max-time") < 0:
@@ -78,7 +89,7 @@ func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts backfill.Opt
 	opts.Progress = true
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()
-	err = notAppliedAdvice(funcMissing(err, "backfill", "upgrade"))
+	err = unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade")))
 	if res != nil {
 		if e.out.json {
 			if jerr := e.out.writeJSON(res); jerr != nil {
@@ -173,4 +184,14 @@ func notAppliedAdvice(err error) error {
 	}
 	return &worded{err: err, msg: fmt.Sprintf("%s: migration %d, which raises its documents to version %d, is not applied yet (the database is at %d): run mongomig up (and roll out the application that knows it) before backfilling",
 		na.Collection, na.Target, na.Target, na.Applied)}
+}
+
+// unguardedAdvice words a --server-side refused where it cannot be
+// guarded.
+func unguardedAdvice(err error) error {
+	var ue *backfill.UnguardedServerSideError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return usageError(&worded{err: err, msg: fmt.Sprintf("--server-side cannot be guarded against application writes here: %s, so its updates read the documents and write them apart; add --assume-no-writers only if no application writes the collection while the backfill runs, or drop --server-side for the client path's guarded writes", ue.Reason)})
 }

@@ -106,7 +106,7 @@ func (e *env) renderEvent(ev events.Entry) {
 		}
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
-	case events.BackfillUnguarded, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
+	case events.BackfillUnguarded, events.BackfillGuardScans, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
 		e.out.warnf("%s", ev)
 	case events.StateChecking, events.StateReasserted, events.StateMatches:
 		e.logf("%s", ev)

@@ -233,8 +233,9 @@ func TestBackfillCommand(t *testing.T) {
 		t.Fatalf("--max-time: exit %d %v\n%s", r.code, err, r.stdout)
 	}
 	// On the sandbox the client path is the default (the server-side one
-	// reads the whole collection per range there); --server-side forces it.
-	r = run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--server-side")...)
+	// reads the whole collection per range there, unguarded); --server-side
+	// forces it, with the assumption it needs there.
+	r = run(t, false, sandboxArgs(dir, "backfill", "--collection", "orders", "--server-side", "--assume-no-writers")...)
 	if r.code != 0 || !strings.Contains(r.stdout, "done orders: 60 documents upgraded to version 4 (60 on the server, no document sent)") {
 		t.Fatalf("backfill --server-side after the stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -233,7 +233,7 @@ func (s *Store) Forget(ctx context.Context, coll string, v int64) error {
 }
 
 func rangesOf(coll string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(coll) + `\$(plan|range)\$`}}}}
+	return bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(coll) + `\$(plan|range|markers)\$`}}}}
 }
 
 // fenced runs write after the fence of the lease ctx carries.

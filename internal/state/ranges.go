@@ -35,7 +35,31 @@ func RangeKey(coll string, target int64, i int) string {
 	return fmt.Sprintf("%s$range$%d$%d", coll, target, i)
 }
 
-// Plan reads coll's plan for target, nil if none was stored.
+// MaxPlanSplits bounds the split points of a stored plan: a backfill
+// splits into at most 4 ranges per worker and caps its workers far below
+// (see backfill.MaxWorkers), so a plan with more was not stored by
+// mongomig, and walking its ranges (a lease and a query each) would stall
+// the backfill.
+const MaxPlanSplits = 1024
+
+// ErrForgedPlan is a stored plan mongomig cannot have written (see
+// [PlanError]).
+var ErrForgedPlan = errors.New("a stored backfill plan that mongomig did not write")
+
+// PlanError names a stored plan refused for its shape.
+type PlanError struct {
+	ID     string // the plan document's _id in mongomig_backfill
+	Splits int
+}
+
+func (e *PlanError) Error() string {
+	return fmt.Sprintf("the backfill plan %q in %s has %d split points, more than the %d a backfill ever stores: it was not written by mongomig; remove that document (the next backfill plans again)", e.ID, Collection, e.Splits, MaxPlanSplits)
+}
+
+func (e *PlanError) Unwrap() error { return ErrForgedPlan }
+
+// Plan reads coll's plan for target, nil if none was stored. A plan of
+// more than MaxPlanSplits split points is refused ([*PlanError]).
 func (s *Store) Plan(ctx context.Context, coll string, target int64) (*Plan, error) {
 	var p Plan
 	err := s.c.FindOne(ctx, byID(planKey(coll, target))).Decode(&p)
@@ -44,6 +68,9 @@ func (s *Store) Plan(ctx context.Context, coll string, target int64) (*Plan, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the backfill plan of %s: %w", coll, err)
+	}
+	if len(p.Splits) > MaxPlanSplits {
+		return nil, &PlanError{ID: p.ID, Splits: len(p.Splits)}
 	}
 	return &p, nil
 }
@@ -161,6 +188,11 @@ func (s *Store) Plans(ctx context.Context, coll string) ([]Plan, error) {
 	var plans []Plan
 	if err := cur.All(ctx, &plans); err != nil {
 		return nil, fmt.Errorf("read the backfill plans of %s: %w", coll, err)
+	}
+	for _, p := range plans {
+		if len(p.Splits) > MaxPlanSplits {
+			return nil, &PlanError{ID: p.ID, Splits: len(p.Splits)}
+		}
 	}
 	return plans, nil
 }

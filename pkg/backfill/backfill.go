@@ -48,20 +48,25 @@ type Options struct {
 	// progress receives the batches (set by Run when Progress is).
 	progress func(events.BackfillBatch)
 	// ClientSide disables the server-side fast path: every document is read,
-	// upgraded in Go and written back. By default versions whose whole
-	// upgrade has an update-operator form are upgraded on the server, range
-	// by range of Batch _ids, with one updateMany per step (throttled by
-	// Rate between ranges).
+	// upgraded in Go and written back. By default, where the server has
+	// pipeline updates, each version whose whole upgrade has a pipeline
+	// form (version.PipelinePlan) is upgraded on the server with ONE
+	// pipeline update per range of Batch _ids, atomic per document; where
+	// it has none but applies conditional updates atomically, with one
+	// updateMany per step and a progress marker (version.ServerPlan).
 	ClientSide bool
-	// ServerSide uses the server-side path even where it is off by default
-	// because the server evaluates its range filters by scanning the
-	// collection (FerretDB v1; see [Capabilities.GuardedWrites]).
+	// ServerSide uses the marker path even where it is off by default
+	// because the server evaluates its filters by scanning the collection
+	// and applies them after a separate read (FerretDB v1; see
+	// [probe.GuardedWrites]). There it cannot be guarded against
+	// application writes, so it needs AssumeNoWriters too.
 	ServerSide bool
-	// AlwaysGuard filters every client-path write on the old values of the
-	// fields it changes even where the server cannot do that atomically and
-	// without a scan (FerretDB v1; see [Capabilities.GuardedWrites]), where
-	// writes are otherwise filtered on _id alone.
-	AlwaysGuard bool
+	// AssumeNoWriters says that no application writes the collections
+	// while the backfill runs: client-path writes are then filtered on _id
+	// alone (no guard on the old values), and ServerSide is allowed where
+	// it cannot be guarded. Never a default: an application write landing
+	// between a read and its write would be overwritten.
+	AssumeNoWriters bool
 	// Workers, above 1, splits each collection's _id space into ranges
 	// upgraded by that many goroutines on the client path, each range
 	// claimed through a lease of its own, so several processes (on several
@@ -75,10 +80,14 @@ type Options struct {
 	rangesPerWorker int
 	// writeTurn, if set, is held by a worker while it writes a batch.
 	writeTurn *sync.Mutex
-	// guarded is the server's GuardedWrites capability (or forced).
+	// guarded is the server's GuardedWrites capability.
 	guarded probe.Capability
 	// ferretDB: the server is FerretDB.
 	ferretDB bool
+	// pipeline: the server may have pipeline updates (not FerretDB v1;
+	// a refusal switches it off, see serverWalk); markers: the marker
+	// path may run where no pipeline plan does.
+	pipeline, markers bool
 }
 
 // CollectionResult is the result for one collection.
@@ -306,17 +315,17 @@ func (r *backfiller) backfillOptions(ctx context.Context, opts Options) (Options
 		// with sleeps; taking turns lets one read while another writes.
 		opts.writeTurn = &sync.Mutex{}
 	}
+	if opts.Workers > MaxWorkers {
+		return opts, fmt.Errorf("%d workers: at most %d (MaxWorkers)", opts.Workers, MaxWorkers)
+	}
 	// Workers share the rate (see walkRange).
 	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
 	opts.guarded = probe.GuardedWrites(info)
 	if opts.rangesPerWorker == 0 {
 		opts.rangesPerWorker = rangesPerWorker(opts.guarded)
 	}
-	if opts.AlwaysGuard {
-		opts.guarded = probe.Capability{Available: true}
-	}
-	if !opts.guarded.Available {
-		r.log.Log(events.BackfillUnguarded{Reason: opts.guarded.Reason})
+	if err := r.pathOptions(&opts); err != nil {
+		return opts, err
 	}
 	if opts.checkpointEvery == 0 {
 		opts.checkpointEvery = time.Second
@@ -372,8 +381,11 @@ func (r *backfiller) backfillCollection(ctx context.Context, name string, opts O
 			remaining = n
 		}
 	}
-	if !opts.ClientSide && (opts.guarded.Available || opts.ServerSide) {
-		sw := &serverWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp, remaining: remaining}
+	if err := r.loadNonce(ctx, name, target); err != nil {
+		return nil, err
+	}
+	if opts.pipeline || opts.markers {
+		sw := &serverWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp, remaining: remaining, enforce: r.enforced(name)}
 		stop, err := sw.run(ctx)
 		if err != nil {
 			_ = save()
@@ -390,7 +402,7 @@ func (r *backfiller) backfillCollection(ctx context.Context, name string, opts O
 		cb.DurationMS = time.Since(start).Milliseconds()
 	}()
 	w := &clientWalk{r: r, coll: coll, name: name, opts: opts, deadline: deadline, start: start, cb: cb, cp: &cp,
-		save: save, saved: &saved, failed: failed, idOnly: !opts.guarded.Available, remaining: remaining}
+		save: save, saved: &saved, failed: failed, idOnly: opts.AssumeNoWriters, remaining: remaining}
 	resumeFrom := cp.LastID
 	stop, err := w.run(ctx)
 	if err != nil {

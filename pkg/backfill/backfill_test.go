@@ -176,7 +176,7 @@ func TestBackfillServerSideMatchesClientSide(t *testing.T) {
 	ctx := context.Background()
 	dbServer, _, rServer := sampleApplied(t)
 	dbClient, _, rClient := sampleApplied(t)
-	resS, err := backfill.Run(ctx, rServer, backfill.Options{ServerSide: true})
+	resS, err := backfill.Run(ctx, rServer, backfill.Options{ServerSide: true, AssumeNoWriters: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestBackfillServerSideResumes(t *testing.T) {
 			cancel()
 		}
 	})
-	if _, err := backfill.Run(cctx, r, backfill.Options{Collections: []string{"users"}, ServerSide: true}); err == nil {
+	if _, err := backfill.Run(cctx, r, backfill.Options{Collections: []string{"users"}, ServerSide: true, AssumeNoWriters: true}); err == nil {
 		t.Log("the stop landed after the plan (nothing to resume)")
 	}
 	backfill.SetHook(r, nil)
@@ -244,7 +244,7 @@ func TestBackfillServerSideResumes(t *testing.T) {
 	if string(lb) != string(fb) {
 		t.Errorf("lazy resume of a half-upgraded document:\n got %s\nwant %s", bson.Raw(lb), bson.Raw(fb))
 	}
-	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, ServerSide: true}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, ServerSide: true, AssumeNoWriters: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, exp := allDocs(t, db)["users"], allDocs(t, want)["users"]

@@ -47,9 +47,9 @@ func TestBackfillConcurrentWriterNeverOverwritten(t *testing.T) {
 			backfill.SetHook(r, nil)
 		}
 	})
-	// The guard protocol is what is tested: forced on the sandbox, which
-	// otherwise gets _id-only writes (TestBackfillWritesByCapability).
-	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 20, AlwaysGuard: true})
+	// Guarded by default on every server, the sandbox included (issue
+	// 24, hole 9).
+	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,15 +109,21 @@ func benchSizes() []int {
 const serverSideMax = 1000
 
 // BenchmarkBackfillEndToEnd upgrades N version-0 users on a fresh sandbox
-// (0003_user_contact: rename, default, unset) four ways: the fastest
-// hand-written program (baseline: one cursor, the upgrade on raw BSON,
-// unordered bulk writes of 50 ReplaceOne({_id}), 50 being the sandbox's
-// safe bulk size), mongomig's client path (mongomig, which is --workers 1),
-// the client path with two workers sharing ranges (workers2), and
-// mongomig's server-side path (serverside, forced, at N <= serverSideMax).
+// (0003_user_contact: rename, default, unset), like with like (issue 24):
+//   - guarded/baseline: the fastest hand-written program that guards its
+//     writes (one cursor, the upgrade on raw BSON, unordered bulk writes of
+//     50 ReplaceOne filtered on _id and the old value of every field the
+//     upgrade changes, 50 being the sandbox's safe bulk size), against
+//     guarded/mongomig, mongomig's default client path (guarded on every
+//     server), and guarded/workers2, the same with two workers;
+//   - unguarded/baseline: the same program filtering on _id alone, against
+//     unguarded/mongomig (AssumeNoWriters, --assume-no-writers) and
+//     unguarded/serverside (the marker path, which the sandbox cannot
+//     guard, at N <= serverSideMax).
+//
 // Loading is not timed. Each reports documents per second; benchratio
-// prints each over baseline and workers2 over mongomig, and the ns/op of
-// each at two sizes give the cost growth per document.
+// prints each over its group's baseline, in the same run, and workers2
+// over mongomig.
 func BenchmarkBackfillEndToEnd(b *testing.B) {
 	const batch = 50
 	ctx := context.Background()
@@ -149,27 +155,33 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 			return db, r
 		}
 		name := fmt.Sprintf("%dk", n/1000)
-		b.Run(name+"/baseline", func(b *testing.B) {
-			for b.Loop() {
-				db, _ := setup(b)
-				if got := handWrittenBackfill(b, db.Collection("users"), batch); got != n {
-					b.Fatalf("baseline rewrote %d of %d", got, n)
-				}
+		for _, guarded := range []bool{true, false} {
+			group := name + "/unguarded"
+			if guarded {
+				group = name + "/guarded"
 			}
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-		})
-		b.Run(name+"/mongomig", func(b *testing.B) {
-			for b.Loop() {
-				_, r := setup(b)
-				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ClientSide: true})
-				if err != nil || res.Collections[0].Upgraded != int64(n) {
-					b.Fatalf("%+v %v", res, err)
+			b.Run(group+"/baseline", func(b *testing.B) {
+				for b.Loop() {
+					db, _ := setup(b)
+					if got := handWrittenBackfill(b, db.Collection("users"), batch, guarded); got != n {
+						b.Fatalf("baseline rewrote %d of %d", got, n)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-			spent.report(b)
-		})
-		b.Run(name+"/workers2", func(b *testing.B) {
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+			})
+			b.Run(group+"/mongomig", func(b *testing.B) {
+				for b.Loop() {
+					_, r := setup(b)
+					res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ClientSide: true, AssumeNoWriters: !guarded})
+					if err != nil || res.Collections[0].Upgraded != int64(n) {
+						b.Fatalf("%+v %v", res, err)
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+				spent.report(b)
+			})
+		}
+		b.Run(name+"/guarded/workers2", func(b *testing.B) {
 			for b.Loop() {
 				_, r := setup(b)
 				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ClientSide: true, Workers: 2})
@@ -183,10 +195,10 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 		if n > serverSideMax {
 			continue
 		}
-		b.Run(name+"/serverside", func(b *testing.B) {
+		b.Run(name+"/unguarded/serverside", func(b *testing.B) {
 			for b.Loop() {
 				_, r := setup(b)
-				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ServerSide: true})
+				res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch, ServerSide: true, AssumeNoWriters: true})
 				if err != nil || res.Collections[0].ServerSide != int64(n) {
 					b.Fatalf("%+v %v", res, err)
 				}
@@ -197,8 +209,10 @@ func BenchmarkBackfillEndToEnd(b *testing.B) {
 }
 
 // handWrittenBackfill is the baseline program: it returns how many
-// documents it rewrote.
-func handWrittenBackfill(b *testing.B, coll *mongo.Collection, batch int) int {
+// documents it rewrote. guarded filters each replace on the old value of
+// every field the upgrade changes (email, status, legacyId, version), as
+// a program must that runs beside the application.
+func handWrittenBackfill(b *testing.B, coll *mongo.Collection, batch int, guarded bool) int {
 	ctx := context.Background()
 	filter := bson.D{{Key: "version", Value: bson.D{{Key: "$exists", Value: false}}}}
 	cur, err := coll.Find(ctx, filter)
@@ -221,7 +235,11 @@ func handWrittenBackfill(b *testing.B, coll *mongo.Collection, batch int) int {
 	}
 	for cur.Next(ctx) {
 		id, doc := handUserRaw(cur.Current, nil)
-		models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: id}}).SetReplacement(bson.Raw(doc)))
+		filter := bson.D{{Key: "_id", Value: id}}
+		if guarded {
+			filter = handGuard(cur.Current, filter)
+		}
+		models = append(models, mongo.NewReplaceOneModel().SetFilter(filter).SetReplacement(bson.Raw(doc)))
 		if len(models) == batch {
 			flush()
 		}
@@ -292,4 +310,17 @@ func (c *commandTime) report(b *testing.B) {
 	b.ReportMetric(c.sums["update"].Seconds(), "update-s")
 	b.ReportMetric(c.sums["find"].Seconds(), "find-s")
 	b.ReportMetric(other.Seconds(), "other-s")
+}
+
+// handGuard adds to filter the old value (or absence) of each field
+// 0003's upgrade changes.
+func handGuard(raw bson.Raw, filter bson.D) bson.D {
+	for _, f := range []string{"email", "status", "legacyId", "version"} {
+		if v, err := raw.LookupErr(f); err == nil {
+			filter = append(filter, bson.E{Key: f, Value: v})
+		} else {
+			filter = append(filter, bson.E{Key: f, Value: bson.D{{Key: "$exists", Value: false}}})
+		}
+	}
+	return filter
 }

@@ -50,7 +50,7 @@ func TestServerSideAdvanceNeverSkipsADefault(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := backfill.Run(ctx, r, backfill.Options{ServerSide: true}); err != nil {
+	if _, err := backfill.Run(ctx, r, backfill.Options{ServerSide: true, AssumeNoWriters: true}); err != nil {
 		t.Fatal(err)
 	}
 	if insErr != nil {

@@ -222,7 +222,7 @@ func TestBackfillServerSideLostLeaseStops(t *testing.T) {
 			once.Do(func() { takeOver(ctx, t, db, "backfill:people") })
 		}
 	})
-	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 5, ServerSide: true})
+	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 5, ServerSide: true, AssumeNoWriters: true})
 	if !errors.Is(err, lease.ErrLost) {
 		t.Errorf("server-side backfill whose lease was taken over: %v; want lease.ErrLost", err)
 	}

@@ -20,7 +20,7 @@ func TestBackfillRateCapsEveryBatch(t *testing.T) {
 		opts backfill.Options
 	}{
 		{"users", backfill.Options{ClientSide: true}},
-		{"orders", backfill.Options{ServerSide: true}},
+		{"orders", backfill.Options{ServerSide: true, AssumeNoWriters: true}},
 	} {
 		t.Run(c.coll, func(t *testing.T) {
 			_, _, r := sampleApplied(t)

@@ -18,22 +18,31 @@ import (
 )
 
 // serverWalk upgrades, with server-side updates only, the documents of a
-// collection at each version whose whole upgrade chain has an
-// update-operator form (version.ServerPlan): no document travels. It reads
-// the _ids of the documents at that version with one cursor, Batch at a
-// time, and upgrades each such _id range with one updateMany per unit of
-// the plan, so every write is bounded (Batch is capped by Rate, see
-// rateBatch), throttled by Rate, shows in
-// progress, and ctx and the deadline are honoured between two updates.
-// Each update's filter includes the version and the progress marker
-// (version.MarkerField) and its update advances the marker, so every
-// document gets each unit exactly once, even across crashes and concurrent
-// lazy upgrades (which resume from the marker). The last update sets the
-// version and removes the marker in one write. Transient errors are retried
-// with backoff and, once the retries run out, returned: never hidden by
-// falling back to the client path. Versions with a Go-only step (copy,
-// func), and the rest of a version whose update the server refuses for
-// some document, go through the client path.
+// collection at each version whose whole upgrade chain has a server-side
+// form. It reads the _ids of the documents at that version with one
+// cursor, Batch at a time, and upgrades each such _id range on the server,
+// so every write is bounded (Batch is capped by Rate, see rateBatch),
+// throttled by Rate, shows in progress, and ctx and the deadline are
+// honoured between two updates.
+//
+// Where the server has pipeline updates, a range is ONE pipeline update
+// (version.PipelinePlan): every step and the new version at once, atomic
+// per document, no marker; a version without a pipeline plan goes through
+// the client path. Only where the server has none (the first pipeline
+// update is refused as unknown) is a range one updateMany per unit of
+// version.ServerPlan, each advancing the progress marker
+// (version.MarkerField), which carries the nonce this backfill keeps for
+// the plan (internal/state): every document gets each unit exactly once,
+// even across crashes and concurrent lazy upgrades (which resume from the
+// marker), and a marker that arrived in application data matches no
+// update. Documents whose upgrade the client path would refuse are left to
+// it: those a pipeline cannot reproduce exactly or a rename onto a value
+// (PipelinePlan.Eligible, ServerUpdate.Hold), and, where the target schema
+// is enforced (validationAction error), those whose upgrade fails it
+// (checked in Go first, see invalid). Transient errors are retried with
+// backoff and, once the retries run out, returned: never hidden by falling
+// back to the client path. The rest of a version whose update the server
+// refuses for some document goes through the client path.
 type serverWalk struct {
 	r         *backfiller
 	coll      *mongo.Collection
@@ -44,7 +53,15 @@ type serverWalk struct {
 	cb        *CollectionResult
 	cp        *checkpoint
 	remaining int64
+	// enforce: the target schema is enforced, so each range is checked in
+	// Go first (see invalid).
+	enforce bool
+	nonce   string // the marker plan's nonce, once read or created
 }
+
+// rangeFunc upgrades the documents at one version in _id range rng but
+// those of exclude, and returns how many it wrote.
+type rangeFunc func(ctx context.Context, rng bson.D, exclude bson.A) (int64, string, error)
 
 func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 	target := w.r.registry.Current(w.name)
@@ -52,11 +69,7 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 		if from >= target {
 			continue
 		}
-		plan, ok := w.r.registry.ServerPlan(w.name, from)
-		if !ok {
-			continue
-		}
-		stopped, err := w.version(ctx, plan)
+		stopped, err := w.upgradeVersion(ctx, from)
 		if stopped != "" || err == nil {
 			if stopped != "" {
 				return stopped, nil
@@ -67,7 +80,7 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 			return "", err // not the server's refusal: the run stops
 		}
 		if probe.Transient(err) {
-			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues from each document's marker", w.name, from, err, retryAttempts)
+			return "", fmt.Errorf("server-side upgrade of %s from version %d: %w (%d attempts); nothing is lost: run backfill again, it continues where it stopped", w.name, from, err, retryAttempts)
 		}
 		// The server refused an update for some document: the client path
 		// walks what is left (resuming marked documents) and reports it.
@@ -76,9 +89,45 @@ func (w *serverWalk) run(ctx context.Context) (stopped string, err error) {
 	return "", nil
 }
 
-// version upgrades the documents at plan.From, range by range.
-func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string, error) {
-	vm := w.r.registry.VersionIs(p.From)
+// upgradeVersion upgrades the documents at version from on the path the
+// server allows, if any.
+func (w *serverWalk) upgradeVersion(ctx context.Context, from int64) (string, error) {
+	if w.r.pipelines() && w.opts.pipeline {
+		p, ok := w.r.registry.PipelinePlan(w.name, from)
+		if !ok {
+			return "", nil // the client path
+		}
+		stopped, err := w.version(ctx, from, w.pipelineRange(p))
+		if !errors.As(err, new(*noPipelines)) {
+			return stopped, err
+		}
+		w.r.noPipelines = true
+		w.cb.ServerSideNote = err.Error()
+	}
+	if !w.opts.markers {
+		return "", nil
+	}
+	p, ok := w.r.registry.ServerPlan(w.name, from)
+	if !ok {
+		return "", nil
+	}
+	if w.nonce == "" {
+		n, err := w.r.store.MarkerNonce(ctx, w.name, w.cp.Target, true)
+		if err != nil {
+			return "", err
+		}
+		w.nonce = n
+		w.r.setNonce(w.name, n)
+	}
+	p.Nonce = w.nonce
+	return w.version(ctx, from, func(ctx context.Context, rng bson.D, exclude bson.A) (int64, string, error) {
+		return w.r.runPlan(ctx, w.coll, p, rng, exclude, w.cb)
+	})
+}
+
+// version upgrades the documents at version from, range by range, with up.
+func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (string, error) {
+	vm := w.r.registry.VersionIs(from)
 	var last any
 	var cur *mongo.Cursor
 	defer func() {
@@ -104,7 +153,14 @@ func (w *serverWalk) version(ctx context.Context, p *version.ServerPlan) (string
 			return "", nil
 		}
 		rng := bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: ids[0]}, {Key: "$lte", Value: ids[len(ids)-1]}}}}
-		n, stopped, err := w.r.runPlan(ctx, w.coll, p, rng, w.cb)
+		var exclude bson.A
+		if w.enforce {
+			if exclude, err = w.invalid(ctx, rng, vm); err != nil {
+				return "", err
+			}
+		}
+		n, stopped, err := up(ctx, rng, exclude)
+		// What this run's updates wrote, nothing else (issue 24, hole 8).
 		w.cb.Upgraded += n
 		w.cb.ServerSide += n
 		w.cp.Upgraded += n
@@ -191,11 +247,15 @@ func withMarker(update bson.D, p *version.ServerPlan, k int) bson.D {
 	return out
 }
 
-// runPlan applies plan p to the documents in range rng (an _id range), one
-// updateMany per unit. It stops between two updates when ctx ends (the
+// runPlan applies plan p to the documents in range rng (an _id range) but
+// those of exclude, one updateMany per unit. It stops between two updates when ctx ends (the
 // markers make that safe) and returns how many documents reached p.To.
-func (r *backfiller) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, rng bson.D, cb *CollectionResult) (int64, string, error) {
+func (r *backfiller) runPlan(ctx context.Context, coll *mongo.Collection, p *version.ServerPlan, rng bson.D, exclude bson.A, cb *CollectionResult) (int64, string, error) {
 	vm := r.registry.VersionIs(p.From)
+	if len(exclude) > 0 {
+		// Left to the client path, from every unit (see serverWalk.invalid).
+		rng = bson.D{{Key: "$and", Value: bson.A{rng, notIn(exclude)}}}
+	}
 	update := func(filter, upd bson.D) (*mongo.UpdateResult, error) {
 		var res *mongo.UpdateResult
 		err := retryTransient(ctx, func() (err error) {
@@ -212,7 +272,11 @@ func (r *backfiller) runPlan(ctx context.Context, coll *mongo.Collection, p *ver
 		if ctx.Err() != nil {
 			return 0, "interrupted", nil
 		}
-		filter := bson.D{{Key: "$and", Value: append(bson.A{rng, vm, p.MarkerIs(k)}, guardClauses(u.Guard)...)}}
+		and := append(bson.A{rng, vm, p.MarkerIs(k)}, guardClauses(u.Guard)...)
+		if len(u.Hold) > 0 {
+			and = append(and, u.Hold)
+		}
+		filter := bson.D{{Key: "$and", Value: and}}
 		if _, err := update(filter, withMarker(u.Update, p, k+1)); err != nil {
 			return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)
 		}
@@ -221,7 +285,7 @@ func (r *backfiller) runPlan(ctx context.Context, coll *mongo.Collection, p *ver
 			// only advance: exactly those (the guard's negation), so a
 			// document that appeared since the guarded update (an old
 			// application's insert) is not advanced past the step.
-			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k),
+			adv := bson.D{{Key: "$and", Value: bson.A{rng, vm, p.MarkerIs(k), // a default's unit has no Hold
 				bson.D{{Key: "$nor", Value: bson.A{bson.D{{Key: "$and", Value: guardClauses(u.Guard)}}}}}}}}
 			if _, err := update(adv, bson.D{{Key: "$set", Value: bson.D{{Key: version.MarkerField, Value: p.Marker(k + 1)}}}}); err != nil {
 				return 0, "", fmt.Errorf("unit %d of %d: %w", k+1, len(p.Units), err)

@@ -28,7 +28,7 @@ func TestBackfillServerSideBounded(t *testing.T) {
 	db, rec, r := sampleApplied(t)
 	before := len(rec.Named("update"))
 	var progress []int64
-	res, err := backfill.Run(ctx, r, backfill.WithProgress(backfill.Options{Collections: []string{"users"}, Batch: 15, ServerSide: true},
+	res, err := backfill.Run(ctx, r, backfill.WithProgress(backfill.Options{Collections: []string{"users"}, Batch: 15, ServerSide: true, AssumeNoWriters: true},
 		func(p events.BackfillBatch) { progress = append(progress, p.Upgraded) }))
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +68,14 @@ func TestBackfillServerSideBounded(t *testing.T) {
 func TestBackfillServerSideRateAndMaxTime(t *testing.T) {
 	ctx := context.Background()
 	_, _, r := sampleApplied(t)
-	res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 10, ServerSide: true, Rate: 20, MaxTime: time.Second})
+	res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 10, ServerSide: true, AssumeNoWriters: true, Rate: 20, MaxTime: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := res.Collections[0]; res.Stopped != "deadline" || c.ServerSide == 0 || c.ServerSide >= 40 || c.Batches != 0 {
 		t.Fatalf("stopped %q, %+v: want a deadline stop part-way, on the server side", res.Stopped, c)
 	}
-	res, err = backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 10, ServerSide: true})
+	res, err = backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 10, ServerSide: true, AssumeNoWriters: true})
 	if err != nil || !res.Collections[0].Proven {
 		t.Fatalf("second run: %+v %v", res, err)
 	}
@@ -136,15 +136,17 @@ func TestBackfillServerSideRetriesTransientErrors(t *testing.T) {
 			restarted <- err
 		}()
 	})
-	res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 15, ServerSide: true})
+	res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: 15, ServerSide: true, AssumeNoWriters: true})
 	if rerr := <-restarted; rerr != nil {
 		t.Fatalf("restart the server: %v", rerr)
 	}
 	if err != nil {
 		t.Fatalf("backfill across a server restart: %v", err)
 	}
-	if c := res.Collections[0]; c.ServerSide != 40 || c.Batches != 0 || !c.Proven || c.ServerSideNote != "" {
-		t.Fatalf("result %+v: want all 40 on the server side after retries", c)
+	// Users 7 and 23 fail 0003's schema once upgraded: left to the client
+	// path, which lists them, as on every path (issue 24, hole 10).
+	if c := res.Collections[0]; c.ServerSide != 38 || c.Batches != 1 || len(c.Failed) != 1 || c.Failed[0].Count != 2 || c.ServerSideNote != "" {
+		t.Fatalf("result %+v: want the 38 valid upgrades on the server side after retries, 2 listed", c)
 	}
 	if failed.Load() == 0 {
 		t.Fatal("no command failed: the restart did not land under the backfill")

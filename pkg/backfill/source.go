@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -47,6 +48,11 @@ type backfiller struct {
 	// hook, set only by tests (see internal/testhook), runs at points of
 	// a run.
 	hook testhook.Func
+	// nonces are the collections' marker nonces (see markerTrusted).
+	nonces nonces
+	// mu guards noPipelines: a pipeline update was refused as such.
+	mu          sync.Mutex
+	noPipelines bool
 }
 
 func newBackfiller(src Source) *backfiller {

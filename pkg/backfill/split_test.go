@@ -244,7 +244,9 @@ func TestBackfillWorkersRangesGoneMidRun(t *testing.T) {
 	// open its range) walks a range.
 	ranges := 0
 	for _, f := range rec.Named("find")[afterProof:] {
-		if f.Lookup("find").StringValue() == "items" && strings.Contains(f.Lookup("filter").String(), `"_id"`) {
+		// (A guarded write that found its document upgraded by the other
+		// backfill re-reads it with $in: not a range.)
+		if filter := f.Lookup("filter").String(); f.Lookup("find").StringValue() == "items" && strings.Contains(filter, `"_id"`) && !strings.Contains(filter, `"$in"`) {
 			ranges++
 		}
 	}

@@ -2,6 +2,7 @@ package backfill_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -73,9 +74,9 @@ func TestBackfillOnePass(t *testing.T) {
 	checkItems(t, db, 120)
 }
 
-// backfillWrites runs a counter backfill of 30 items and returns the
-// update statements it sent and the events it emitted.
-func backfillWrites(t *testing.T, db *mongo.Database, rec *cmdlog.Recorder) ([]bson.Raw, []events.Entry) {
+// backfillWrites runs a counter backfill of 30 items with opts and
+// returns the update statements it sent and the events it emitted.
+func backfillWrites(t *testing.T, db *mongo.Database, rec *cmdlog.Recorder, opts backfill.Options) ([]bson.Raw, []events.Entry) {
 	t.Helper()
 	insertItems(t, db, 30)
 	var mu sync.Mutex
@@ -85,7 +86,8 @@ func backfillWrites(t *testing.T, db *mongo.Database, rec *cmdlog.Recorder) ([]b
 		defer mu.Unlock()
 		got = append(got, e)
 	})))
-	res, err := backfill.Run(context.Background(), r, backfill.Options{Batch: 10})
+	opts.Batch = 10
+	res, err := backfill.Run(context.Background(), r, opts)
 	if err != nil || res.Collections[0].Upgraded != 30 || !res.Collections[0].Proven {
 		t.Fatalf("backfill: %+v %v", res, err)
 	}
@@ -115,49 +117,97 @@ func filterKeys(t *testing.T, stmt bson.Raw) []string {
 	return keys
 }
 
-// TestBackfillWritesByCapability: on FerretDB v1, where a guard costs a
-// collection scan and is not atomic anyway, every write is filtered on _id
-// alone, and one event says so and why.
-func TestBackfillWritesByCapability(t *testing.T) {
+// notices counts the events of kind and checks each is one line naming
+// FerretDB when it must.
+func notices(t *testing.T, evs []events.Entry, kind string, ferret bool) int {
+	t.Helper()
+	n := 0
+	for _, e := range evs {
+		if e.Kind() != kind {
+			continue
+		}
+		n++
+		if (ferret && !strings.Contains(e.String(), "FerretDB")) || strings.Contains(e.String(), "\n") {
+			t.Errorf("notice %q: want one line naming the server", e.String())
+		}
+	}
+	return n
+}
+
+// TestBackfillGuardedByDefaultOnEveryServer: on FerretDB v1 too, where a
+// guard costs a collection scan, the default backfill guards every write
+// on the old values (the default used to write by _id alone there and lost
+// 187 of 1,363 acknowledged application edits; issue 24, hole 9), and one
+// notice says what a guard costs there; only --assume-no-writers writes by
+// _id alone, and its notice says what it assumes.
+func TestBackfillGuardedByDefaultOnEveryServer(t *testing.T) {
 	rec := &cmdlog.Recorder{}
 	srv := sandboxtest.Start(t)
 	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
-	stmts, events := backfillWrites(t, db, rec)
+	stmts, evs := backfillWrites(t, db, rec, backfill.Options{})
+	for _, s := range stmts {
+		if keys := filterKeys(t, s); len(keys) < 3 || keys[0] != "_id" {
+			t.Fatalf("write filtered on %v on FerretDB by default; want _id, n and version", keys)
+		}
+	}
+	if n := notices(t, evs, "backfill.guardScans", true); n != 1 {
+		t.Errorf("%d backfill.guardScans notices, want 1", n)
+	}
+	if n := notices(t, evs, "backfill.unguarded", false); n != 0 {
+		t.Errorf("%d backfill.unguarded notices by default", n)
+	}
+
+	rec.Reset()
+	db2 := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app2")
+	stmts, evs = backfillWrites(t, db2, rec, backfill.Options{AssumeNoWriters: true})
 	for _, s := range stmts {
 		if keys := filterKeys(t, s); len(keys) != 1 || keys[0] != "_id" {
-			t.Fatalf("write filtered on %v on FerretDB; want _id alone", keys)
+			t.Fatalf("write filtered on %v with AssumeNoWriters; want _id alone", keys)
 		}
 	}
-	n := 0
-	for _, e := range events {
-		if e.Kind() == "backfill.unguarded" {
-			n++
-			if !strings.Contains(e.String(), "FerretDB") || strings.Contains(e.String(), "\n") {
-				t.Errorf("notice %q: want one line naming the server", e.String())
-			}
-		}
+	if n := notices(t, evs, "backfill.unguarded", true); n != 1 {
+		t.Errorf("%d backfill.unguarded notices with AssumeNoWriters, want 1", n)
 	}
-	if n != 1 {
-		t.Errorf("%d %s events, want 1", n, "backfill.unguarded")
+	for _, e := range evs {
+		if e.Kind() == "backfill.unguarded" && !strings.Contains(e.String(), "no application writes") {
+			t.Errorf("notice %q does not say what it assumes", e.String())
+		}
 	}
 }
 
-// TestBackfillWritesByCapabilityMongoDB: on MongoDB every write is a
-// guarded delta (filtered on _id and the old value of each field it
-// changes, the version included), and no notice is emitted.
+// TestBackfillServerSideNeedsAssumptionWhereUnguarded: on FerretDB v1 the
+// server-side path cannot be guarded, so ServerSide alone is refused, and
+// no option switches it on as a side effect (--always-guard once did).
+func TestBackfillServerSideNeedsAssumptionWhereUnguarded(t *testing.T) {
+	db := sandboxtest.Database(t, "app")
+	insertItems(t, db, 5)
+	r := counterRunner(t, db)
+	_, err := backfill.Run(context.Background(), r, backfill.Options{ServerSide: true})
+	if !errors.Is(err, backfill.ErrUnguardedServerSide) || !strings.Contains(err.Error(), "FerretDB v1") {
+		t.Fatalf("ServerSide on FerretDB v1: %v, want ErrUnguardedServerSide naming the server", err)
+	}
+	res, err := backfill.Run(context.Background(), r, backfill.Options{})
+	if err != nil || res.Collections[0].ServerSide != 0 {
+		t.Fatalf("default run on FerretDB v1: %+v %v; want the client path", res, err)
+	}
+}
+
+// TestBackfillWritesByCapabilityMongoDB: on MongoDB every client-path
+// write is a guarded delta (filtered on _id and the old value of each
+// field it changes, the version included), and no notice is emitted.
 func TestBackfillWritesByCapabilityMongoDB(t *testing.T) {
-	uriDB := sandboxtest.MongoDB(t, "mongomig_test_guarded", "FerretDB gets _id-only writes (TestBackfillWritesByCapability)")
+	uriDB := sandboxtest.MongoDB(t, "mongomig_test_guarded", "FerretDB v1's writes: TestBackfillGuardedByDefaultOnEveryServer")
 	rec := &cmdlog.Recorder{}
 	client := sandboxtest.Connect(t, os.Getenv("MONGOMIG_TEST_URI"), options.Client().SetMonitor(rec.Monitor()))
 	db := client.Database(uriDB.Name())
-	stmts, events := backfillWrites(t, db, rec)
+	stmts, evs := backfillWrites(t, db, rec, backfill.Options{ClientSide: true})
 	for _, s := range stmts {
 		if keys := filterKeys(t, s); len(keys) < 3 || keys[0] != "_id" {
 			t.Fatalf("write filtered on %v on MongoDB; want _id, n and version", keys)
 		}
 	}
-	for _, e := range events {
-		if e.Kind() == "backfill.unguarded" {
+	for _, e := range evs {
+		if e.Kind() == "backfill.unguarded" || e.Kind() == "backfill.guardScans" {
 			t.Errorf("unexpected notice on MongoDB: %s", e.String())
 		}
 	}

@@ -172,6 +172,9 @@ func (r *backfiller) backfillWorkers(ctx context.Context, name string, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	if err := r.loadNonce(ctx, name, target); err != nil {
+		return nil, err
+	}
 	var plan *rangePlan
 	resumed := false // ranges planned, walked or begun by an earlier run
 	if !proven {
@@ -436,7 +439,7 @@ func (r *backfiller) walkRange(ctx context.Context, name string, plan *rangePlan
 	}
 	cb := &CollectionResult{Collection: name, Target: plan.Target}
 	w := &clientWalk{r: r, coll: r.db.Collection(name), name: name, opts: wopts, deadline: deadline, start: time.Now(), cb: cb, cp: &cp,
-		save: save, saved: &saved, failed: map[string]*FailureGroup{}, idOnly: !opts.guarded.Available, remaining: -1, bounds: plan.bounds(i)}
+		save: save, saved: &saved, failed: map[string]*FailureGroup{}, idOnly: opts.AssumeNoWriters, remaining: -1, bounds: plan.bounds(i)}
 	stop, err := w.run(ctx)
 	t.mu.Lock()
 	t.upgraded += cb.Upgraded

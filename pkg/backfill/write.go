@@ -65,14 +65,10 @@ func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, nam
 	// read) is a failure: the checkpoint passes no document neither
 	// written nor counted.
 	retry, retryIDs := r.upgradeModels(name, again, nil, failed, idOnly)
-	// The others were written by us or by another upgrade, or deleted:
-	// those are not counted.
-	exist, err := coll.CountDocuments(context.WithoutCancel(ctx), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: pending}}}})
-	trips++
-	if err != nil {
-		return matched, 0, trips, fmt.Errorf("read %s: %w", coll.Name(), err)
-	}
-	upgraded = exist - int64(len(again))
+	// The others were upgraded by another writer (the application's
+	// write-back) or deleted: this run wrote none of them, so none is
+	// counted (issue 24, hole 8). What it wrote is what its guards matched.
+	upgraded = matched
 	if len(retry) > 0 {
 		m2, refused2, err := r.bulk(ctx, coll, retry)
 		trips++
@@ -100,6 +96,9 @@ func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, 
 	var scratch []byte
 	for i, d := range docs {
 		up, changed, err := r.registry.Upgrade(name, d)
+		if err == nil {
+			err = r.markerTrusted(name, d)
+		}
 		var delta version.Delta
 		if err == nil && changed {
 			// Guards what the upgrade read as well as what it writes (see
@@ -187,6 +186,14 @@ func (r *backfiller) bulk(ctx context.Context, coll *mongo.Collection, models []
 // returns what bulk does: a statement the server refuses for its document
 // is a refusal and the next one runs.
 func (r *backfiller) bulkOneByOne(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int64, refused []refusal, err error) {
+	// The failed bulk write applied the statements before the one refused:
+	// their guards match nothing now, and they are this run's writes.
+	var before int64
+	defer func() {
+		if len(refused) > 0 {
+			matched += before
+		}
+	}()
 	for i, m := range models {
 		u := m.(*mongo.UpdateOneModel)
 		var one *mongo.UpdateResult
@@ -201,6 +208,9 @@ func (r *backfiller) bulkOneByOne(ctx context.Context, coll *mongo.Collection, m
 		switch {
 		case err == nil:
 			matched += one.MatchedCount
+			if one.MatchedCount == 0 && len(refused) == 0 {
+				before++
+			}
 		case fenced == nil && !probe.Transient(err) && probe.RefusesDocument(probe.ServerCode(err)):
 			refused = append(refused, refusal{index: i, err: err})
 		case fenced != nil:

@@ -18,10 +18,15 @@ type (
 		Remaining       int64
 		Elapsed         time.Duration
 	}
-	// BackfillUnguarded: the server cannot evaluate a guarded write
-	// without a scan nor apply it atomically, so writes are filtered on
-	// _id alone; Reason says why.
+	// BackfillUnguarded: the run was told no application writes the
+	// collection (backfill.Options.AssumeNoWriters), so its writes are
+	// filtered on _id alone; Reason says what the server would cost or
+	// lack otherwise ("" when nothing).
 	BackfillUnguarded struct{ Reason string }
+	// BackfillGuardScans: the backfill's writes are guarded, but the
+	// server evaluates each guard by scanning the collection and applies
+	// it after a separate read (Reason: FerretDB v1).
+	BackfillGuardScans struct{ Reason string }
 	// BackfillSlowIDs: the server cannot find Collection's documents by
 	// _id through an index for their type (IDType), so every write by _id
 	// reads the whole collection.
@@ -35,20 +40,29 @@ type (
 	}
 )
 
-func (BackfillBatch) Kind() string           { return "backfill.batch" }
-func (BackfillUnguarded) Kind() string       { return "backfill.unguarded" }
-func (BackfillSlowIDs) Kind() string         { return "backfill.slowIds" }
-func (RangeLeaseLost) Kind() string          { return "backfill.rangeLeaseLost" }
-func (BackfillBatch) Severity() Severity     { return Info }
-func (BackfillUnguarded) Severity() Severity { return Warning }
-func (BackfillSlowIDs) Severity() Severity   { return Warning }
-func (RangeLeaseLost) Severity() Severity    { return Notice }
+func (BackfillBatch) Kind() string            { return "backfill.batch" }
+func (BackfillUnguarded) Kind() string        { return "backfill.unguarded" }
+func (BackfillGuardScans) Kind() string       { return "backfill.guardScans" }
+func (BackfillGuardScans) Severity() Severity { return Warning }
+func (BackfillSlowIDs) Kind() string          { return "backfill.slowIds" }
+func (RangeLeaseLost) Kind() string           { return "backfill.rangeLeaseLost" }
+func (BackfillBatch) Severity() Severity      { return Info }
+func (BackfillUnguarded) Severity() Severity  { return Warning }
+func (BackfillSlowIDs) Severity() Severity    { return Warning }
+func (RangeLeaseLost) Severity() Severity     { return Notice }
 func (e BackfillBatch) String() string {
 	return fmt.Sprintf("%s: %d documents upgraded to version %d (%d in all)", e.Collection, e.Upgraded, e.Target, e.Total)
 }
 func (e BackfillUnguarded) String() string {
-	return "backfill reads and upgrades every document in Go and writes it filtered on _id alone, not on the old values it replaces: " + e.Reason +
-		"; an application write landing between the backfill's read and its write may be overwritten (guards and the server-side path can be forced, at a collection scan per write)"
+	s := "backfill writes each upgrade filtered on _id alone, not on the old values it replaces, because it was told no application writes the collection (--assume-no-writers): an application write landing between the backfill's read and its write would be overwritten"
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s
+}
+func (e BackfillGuardScans) String() string {
+	return "backfill guards every write on the old values it replaces, but " + e.Reason +
+		": each guarded write costs a collection scan, and a guard checked before a separate write narrows the window for a concurrent application write without closing it; only if no application writes the collection, --assume-no-writers writes by _id alone"
 }
 func (e BackfillSlowIDs) String() string {
 	return fmt.Sprintf("%s: its _ids are of type %s (as the first stored document's), which FerretDB v1 cannot look up through an index (it does so only for string and ObjectId _ids): each write by _id reads the whole collection, so the backfill slows as the collection grows (see docs/sandbox.md)",

@@ -89,7 +89,7 @@ func TestBackfillHostileStoredDocumentsMongoDB(t *testing.T) {
 var hostileModes = []struct {
 	name string
 	opts backfill.Options
-}{{"ServerSide", backfill.Options{ServerSide: true}}, {"ClientSide", backfill.Options{ClientSide: true}}}
+}{{"ServerSide", backfill.Options{ServerSide: true, AssumeNoWriters: true}}, {"ClientSide", backfill.Options{ClientSide: true}}}
 
 func checkHostile(t *testing.T, db *mongo.Database, opts backfill.Options, mongodb bool) {
 	ctx := context.Background()

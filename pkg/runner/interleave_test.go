@@ -292,7 +292,7 @@ func (w *world) backfill(clientSide bool) error {
 	w.killBackfill = cancel
 	defer func() { w.killBackfill = nil }()
 	w.logf("backfill (client side %v) starts", clientSide)
-	_, err := backfill.Run(ctx, w.runnerAt(w.applied), backfill.Options{Collections: []string{"items"}, ClientSide: clientSide, ServerSide: !clientSide})
+	_, err := backfill.Run(ctx, w.runnerAt(w.applied), backfill.Options{Collections: []string{"items"}, ClientSide: clientSide, ServerSide: !clientSide, AssumeNoWriters: !clientSide})
 	w.logf("backfill ends: %v", err)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("backfill: %w", err)

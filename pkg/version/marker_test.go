@@ -208,7 +208,7 @@ func TestForgedMarkerIsNotTrusted(t *testing.T) {
 // TestMarkerResumes: a document the server-side backfill left after unit
 // k is finished from unit k+1 on every path, to the marker's target and
 // then on through the Go-only upgrade; an application older than the
-// backfill finishes the units it knows.
+// backfill cannot finish it: a TooNewError (issue 24, hole 1).
 func TestMarkerResumes(t *testing.T) {
 	plan, ok := serverRegistry(t, 3).ServerPlan("users", 0) // the backfill's plan: 0 -> 3
 	if !ok {
@@ -225,20 +225,56 @@ func TestMarkerResumes(t *testing.T) {
 		{3, afterSet, `{"_id":1,"b":"x","c":1,"version":3}`},
 		// A newer application finishes the plan, then runs the copy in Go.
 		{4, afterRename, `{"_id":1,"b":"x","c":1,"d":"x","version":4}`},
-		// An older one finishes the units it knows.
-		{2, afterRename, `{"_id":1,"b":"x","c":1,"e":5,"version":2}`},
 	} {
 		got, err := upgradeAll(t, serverRegistry(t, c.upTo), c.doc)
 		if err != nil || got != c.want {
 			t.Errorf("up to %d, %s: got %s %v, want %s", c.upTo, js(c.doc), got, err, c.want)
 		}
 	}
-	// Past the units the older application knows: it cannot finish.
+	// An older application, whatever the step: the document is newer
+	// than it knows (it used to finish the units it knew and serve the
+	// half-new shape).
 	done := append(append(bson.D{}, afterSet[:4]...), bson.E{Key: version.MarkerField, Value: plan.Marker(3)})
-	_, err := upgradeAll(t, serverRegistry(t, 2), done)
-	var me *version.MarkerError
-	if !errors.As(err, &me) || !strings.Contains(err.Error(), "past what this application knows") {
-		t.Errorf("older application: %v", err)
+	for _, d := range []bson.D{afterRename, done} {
+		_, err := upgradeAll(t, serverRegistry(t, 2), d)
+		var tn *version.TooNewError
+		if !errors.As(err, &tn) || tn.Version != 3 || tn.Current != 2 {
+			t.Errorf("older application, %s: %v, want a TooNewError for version 3", js(d), err)
+		}
+	}
+}
+
+// TestMarkerPastCurrentIsTooNew: release 42 (files up to 0003) reads an
+// order that 0004's server-side plan left partway (version 3, marker to
+// 4). Every read path refuses it as too new, UpgradeRaw's fast path
+// included: serving it as current let the release's whole-document write
+// erase what the plan had moved (issue 24, hole 1). A marker that leads
+// nowhere past the current version is still left alone.
+func TestMarkerPastCurrentIsTooNew(t *testing.T) {
+	reg := serverRegistry(t, 2)
+	newer, ok := serverRegistry(t, 3).ServerPlan("users", 2)
+	if !ok {
+		t.Fatal("no server plan from version 2")
+	}
+	for _, mk := range []bson.D{newer.Marker(0), newer.Marker(1), append(newer.Marker(1), bson.E{Key: "nonce", Value: "ab12"})} {
+		doc := bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: int32(2)}, {Key: "b", Value: "x"}, {Key: version.MarkerField, Value: mk}}
+		var tn *version.TooNewError
+		if _, _, err := reg.Upgrade("users", doc); !errors.As(err, &tn) || tn.Version != 3 {
+			t.Errorf("Upgrade %s: %v, want TooNewError", js(doc), err)
+		}
+		raw, _ := bson.Marshal(doc)
+		if _, _, err := reg.UpgradeRaw("users", raw); !errors.As(err, &tn) || tn.Version != 3 {
+			t.Errorf("UpgradeRaw %s: %v, want TooNewError", js(doc), err)
+		}
+		m := bson.M{"_id": 1, "version": int32(2), "b": "x", version.MarkerField: mk}
+		if _, _, err := reg.UpgradeM("users", m); !errors.As(err, &tn) {
+			t.Errorf("UpgradeM %s: %v, want TooNewError", js(doc), err)
+		}
+	}
+	old, _ := serverRegistry(t, 2).ServerPlan("users", 0)
+	doc := bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: int32(2)}, {Key: version.MarkerField, Value: old.Marker(1)}}
+	if _, changed, err := reg.Upgrade("users", doc); err != nil || changed {
+		t.Errorf("a stale marker leading to the current version: changed %v, %v", changed, err)
 	}
 }
 

@@ -20,7 +20,9 @@ func (r *Registry) UpgradeRaw(coll string, raw bson.Raw) (bson.Raw, bool, error)
 			return raw, false, err
 		}
 	}
-	if v, ok := rawVersion(raw, r.field); ok && v == ch.current() {
+	if v, ok, marked := rawScan(raw, r.field); ok && v == ch.current() && !marked {
+		// A marker on a current document may lead past it (see Upgrade):
+		// only a document without one takes this path.
 		return raw, false, nil
 	}
 	var d bson.D
@@ -56,9 +58,16 @@ func (r *Registry) VersionOfRaw(raw bson.Raw) (v int64, ok bool) {
 // unknown type, or a value that does not fit in the document. Every index
 // is checked against the bytes left before it is used.
 func rawVersion(raw []byte, field string) (v int64, ok bool) {
+	v, ok, _ = rawScan(raw, field)
+	return v, ok
+}
+
+// rawScan is rawVersion, and also reports whether a top-level MarkerField
+// is among the elements (in the same pass).
+func rawScan(raw []byte, field string) (v int64, ok, marked bool) {
 	n := len(raw)
 	if n < 5 || raw[n-1] != 0 || int64(int32(binary.LittleEndian.Uint32(raw))) != int64(n) {
-		return 0, false
+		return 0, false, false
 	}
 	elems := raw[4 : n-1]
 	found := false
@@ -67,23 +76,26 @@ func rawVersion(raw []byte, field string) (v int64, ok bool) {
 		t := bsoncore.Type(elems[i])
 		keyLen := bytes.IndexByte(elems[i+1:], 0)
 		if keyLen < 0 {
-			return 0, false
+			return 0, false, false
 		}
 		start := i + 1 + keyLen + 1
 		size, good := rawValueSize(elems[start:], t)
 		if !good {
-			return 0, false
+			return 0, false, false
+		}
+		if keyLen == len(MarkerField) && string(elems[i+1:i+1+keyLen]) == MarkerField {
+			marked = true
 		}
 		if keyLen == len(field) && string(elems[i+1:i+1+keyLen]) == field {
 			if found {
-				return 0, false
+				return 0, false, false
 			}
 			found = true
 			v, _, ok = rawValueVersion(bsoncore.Value{Type: t, Data: elems[start : start+size]})
 		}
 		i = start + size
 	}
-	return v, ok
+	return v, ok, marked
 }
 
 // rawValueSize is the size of the value of type t at the start of src,

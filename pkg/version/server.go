@@ -14,6 +14,11 @@ import (
 type ServerUpdate struct {
 	Guard  bson.D `json:"guard,omitempty"`
 	Update bson.D `json:"update"`
+	// Hold, if set, is a filter clause the documents must match to get
+	// this unit at all: those it excludes stay at the unit before it, for
+	// the Go path to judge (a rename onto a target that holds a value: an
+	// upgrade failure when the values differ, never a silent overwrite).
+	Hold bson.D `json:"hold,omitempty"`
 }
 
 // ServerUpdates translates a declarative step into MongoDB update
@@ -77,10 +82,19 @@ func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
 //     that name, a marker for another version) is a [*MarkerError] naming
 //     the _id: the document is neither upgraded nor changed, and the
 //     server-side backfill, whose filters name the exact marker, never
-//     touches it. A marker on a document at the current version is never
-//     read: the document is returned as is (nothing can resume from it:
-//     a later upgrade checks from), so the current path looks at the
-//     version field alone.
+//     touches it. A marker on a document at the current version is read
+//     only for its target: a well-formed marker leading past the current
+//     version is a [*TooNewError] (a backfill of newer migrations left the
+//     document partway, and its shape is half new under the old version
+//     number); any other is ignored and the document returned as is
+//     (nothing can resume from it: a later upgrade checks from). The same
+//     holds for a marker leading past the current version on a document
+//     below it, on every read path ([Registry.UpgradeRaw]'s fast path
+//     takes only documents without a marker).
+//  4. Where the server has pipeline updates the backfill writes no marker
+//     at all ([PipelinePlan]); markers remain only where it has none. A
+//     backfill resumes only from a marker carrying the nonce it keeps for
+//     the plan ([MarkerInfo.Nonce]).
 const MarkerField = "_mongomig_step"
 
 // markerTag is the value of a marker's "mongomig" key.
@@ -99,14 +113,48 @@ func (e *MarkerError) Error() string {
 	return fmt.Sprintf("%s document %s: %s = %s %s", e.Collection, idString(e.ID), MarkerField, e.Found, e.Reason)
 }
 
-// Marker is the value of MarkerField once k units of p are applied.
+// Marker is the value of MarkerField once k units of p are applied; with
+// p.Nonce set, it carries the nonce too ({..., nonce: N}).
 func (p *ServerPlan) Marker(k int) bson.D {
-	return bson.D{
+	m := bson.D{
 		{Key: "mongomig", Value: markerTag},
 		{Key: "from", Value: versionValue(p.From)},
 		{Key: "to", Value: versionValue(p.To)},
 		{Key: "step", Value: int32(k)},
 	}
+	if p.Nonce != "" {
+		m = append(m, bson.E{Key: "nonce", Value: p.Nonce})
+	}
+	return m
+}
+
+// MarkerInfo is what a well-formed MarkerField value says.
+type MarkerInfo struct {
+	From, To, Step int64
+	// Nonce is the plan's nonce ("" in a marker without one): a backfill
+	// trusts a marker only if its nonce is the one it keeps for the plan
+	// (see internal/state), so a marker the application wrote (or forged)
+	// is never resumed from by a backfill.
+	Nonce string
+}
+
+// ParseMarker reads a MarkerField value; false when it is not of the
+// shape [ServerPlan.Marker] writes.
+func ParseMarker(v any) (MarkerInfo, bool) {
+	m, ok := parseMarker(v)
+	return MarkerInfo{From: m.from, To: m.to, Step: m.step, Nonce: m.nonce}, ok
+}
+
+// markerTooNew is the TooNewError of a document whose well-formed marker
+// leads past the current version cur (a backfill of newer migrations
+// left it partway): the application is older than the data.
+func markerTooNew(coll string, doc bson.D, mk any, cur int64) error {
+	m, ok := parseMarker(mk)
+	if !ok || m.to <= cur {
+		return nil
+	}
+	id, _ := lookupD(doc, "_id")
+	return &TooNewError{Collection: coll, ID: id, Version: m.to, Current: cur}
 }
 
 // Marked is the filter matching the documents that carry a backfill
@@ -147,7 +195,10 @@ func (p *ServerPlan) MarkerIs(k int) bson.D {
 type repeatedMarker []any
 
 // marker is a parsed MarkerField value.
-type marker struct{ from, to, step int64 }
+type marker struct {
+	from, to, step int64
+	nonce          string
+}
 
 // parseMarker accepts exactly the shape ServerPlan.Marker writes, keys in
 // any order (bson.M has none), numbers of any version type.
@@ -161,7 +212,7 @@ func parseMarker(v any) (marker, bool) {
 	default:
 		return marker{}, false
 	}
-	if len(d) != 4 {
+	if len(d) != 4 && len(d) != 5 {
 		return marker{}, false
 	}
 	var m marker
@@ -172,6 +223,13 @@ func parseMarker(v any) (marker, bool) {
 		switch {
 		case e.Key == "mongomig" && e.Value == markerTag:
 			seen |= 1
+			continue
+		case e.Key == "nonce" && len(d) == 5:
+			s, isString := e.Value.(string)
+			if !isString || s == "" {
+				return marker{}, false
+			}
+			m.nonce, seen = s, seen|16
 			continue
 		case !ok:
 			return marker{}, false
@@ -185,7 +243,7 @@ func parseMarker(v any) (marker, bool) {
 			return marker{}, false
 		}
 	}
-	return m, seen == 15
+	return m, seen == 15 || (seen == 31 && len(d) == 5)
 }
 
 // ServerPlan is the upgrade chain of a collection from one version, as
@@ -194,7 +252,10 @@ type ServerPlan struct {
 	Collection string
 	From, To   int64
 	Units      []ServerUpdate
-	goUnits    []step
+	// Nonce, set by the backfill from its own state, goes into every
+	// marker it writes (see [MarkerInfo.Nonce]).
+	Nonce   string
+	goUnits []step
 }
 
 // planChain builds the server plan of ch from version from to version to;
@@ -218,6 +279,9 @@ func planChain(coll string, ch *chain, from, to int64) *ServerPlan {
 				ups, ok := ServerUpdates(s.src)
 				if !ok || len(ups) != 1 {
 					return nil
+				}
+				if s.op == migration.OpRename {
+					ups[0].Hold = renameHold(s.fields)
 				}
 				p.Units = append(p.Units, ups[0])
 				p.goUnits = append(p.goUnits, s)
@@ -258,10 +322,10 @@ func (r *Registry) ServerPlan(coll string, from int64) (*ServerPlan, bool) {
 // resume finishes the upgrade of a document a server-side backfill left
 // partway (MarkerField holds mk): the Go equivalents of the plan's units
 // from the marker's step, then the plan's target version, and the marker
-// removed. at is the version out is at: the marker's target, or the
-// current version when the marker leads past it (an application older
-// than the backfill's migrations, which can finish only the units it
-// knows).
+// removed. at is the version out is at: the marker's target. A marker
+// leading past the current version is a [*TooNewError]: an application
+// older than the backfill's migrations cannot finish the document (it
+// would serve a half-new shape under the old version number).
 func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any) (out bson.D, at int64, err error) {
 	id, _ := lookupD(doc, "_id")
 	fail := func(reason string, args ...any) (bson.D, int64, error) {
@@ -279,15 +343,17 @@ func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any
 	if m.from != from || m.to <= from {
 		return fail("is for the upgrade from version %d to %d, but the document is at version %d: check the document, remove the field, and run backfill again", m.from, m.to, from)
 	}
-	if m.to <= ch.current() && ch.find(m.to) == nil {
+	if m.to > ch.current() {
+		// A backfill of newer migrations left the document partway: this
+		// application cannot finish it (hole 1 of issue 24).
+		return nil, 0, &TooNewError{Collection: coll, ID: id, Version: m.to, Current: ch.current()}
+	}
+	if ch.find(m.to) == nil {
 		return fail("names version %d, which no migration of %s raises documents to: check the document, remove the field, and run backfill again", m.to, coll)
 	}
-	at = min(m.to, ch.current())
+	at = m.to
 	p := planChain(coll, ch, from, at)
 	if p == nil || m.step > int64(len(p.Units)) {
-		if m.to > at {
-			return fail("is past what this application knows (version %d): deploy the application built with the newer migrations", at)
-		}
 		return fail("names step %d of the upgrade from version %d to %d, which these migrations do not have: check the document, remove the field, and run backfill again", m.step, from, m.to)
 	}
 	out = append(make(bson.D, 0, len(doc)+8), doc...)
@@ -299,4 +365,17 @@ func (r *Registry) resume(coll string, ch *chain, doc bson.D, from int64, mk any
 	out = unset(out, []string{MarkerField})
 	out, _ = set(out, r.fieldPath, versionValue(at), r.field)
 	return out, at, nil
+}
+
+// renameHold is the Hold of a rename unit: for each field, its source or
+// its target is missing ($rename would otherwise replace the target).
+func renameHold(fields []field) bson.D {
+	missing := func(path string) bson.D {
+		return bson.D{{Key: path, Value: bson.D{{Key: "$exists", Value: false}}}}
+	}
+	and := bson.A{}
+	for _, f := range fields {
+		and = append(and, bson.D{{Key: "$or", Value: bson.A{missing(f.path), missing(f.to)}}})
+	}
+	return bson.D{{Key: "$and", Value: and}}
 }

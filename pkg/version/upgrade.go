@@ -214,8 +214,15 @@ func (r *Registry) Upgrade(coll string, doc bson.D) (bson.D, bool, error) {
 	}
 	cur := ch.current()
 	if from == cur {
-		// A marker on a current document is never read (MarkerField,
-		// invariant 3): the document is returned as is.
+		// A marker on a current document is read only for where it leads:
+		// past cur, a backfill of newer migrations left the document
+		// partway (TooNewError); otherwise nothing resumes from it
+		// (MarkerField, invariant 3) and the document is returned as is.
+		if partway {
+			if err := markerTooNew(coll, doc, marker, cur); err != nil {
+				return doc, false, err
+			}
+		}
 		return doc, false, nil
 	}
 	if from > cur {
@@ -453,7 +460,9 @@ func (r *Registry) UpgradeM(coll string, doc bson.M) (bson.M, bool, error) {
 	}
 	v, present := doc[r.field]
 	if n, ok := versionOf(v, present); ok && n == r.Current(coll) {
-		return doc, false, nil
+		if _, marked := doc[MarkerField]; !marked { // see UpgradeRaw
+			return doc, false, nil
+		}
 	}
 	up, changed, err := r.Upgrade(coll, mToD(doc))
 	if err != nil || !changed {
