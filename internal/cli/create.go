@@ -53,6 +53,9 @@ func runCreate(o *output, dir, rawName string) error {
 		return err
 	}
 	file := fmt.Sprintf("%0*d_%s.yaml", width, next, name)
+	if err := fileNameFits(file, name); err != nil {
+		return err
+	}
 	path := filepath.Join(dir, file)
 	content := template(file, next, name)
 	// O_EXCL: never overwrite, even if another create raced us.
