@@ -45,6 +45,9 @@ func runCreate(o *output, dir, rawName string) error {
 	if !nameRE.MatchString(name) {
 		return usageError(fmt.Errorf("invalid migration name %q: use letters, digits and underscores, such as add_user_status", rawName))
 	}
+	if err := fileNameFits(fmt.Sprintf("0001_%s.yaml", name), name); err != nil {
+		return err // too long whatever the version: before creating the directory
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create migration directory: %w", err)
 	}
