@@ -81,6 +81,8 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(GO) test -run '^$$' -fuzz '^FuzzVersionOfRaw$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(GO) test -run '^$$' -fuzz '^FuzzStoredDocument$$' -fuzztime $(FUZZTIME) ./pkg/version
+	$(GO) test -run '^$$' -fuzz '^FuzzLockFile$$' -fuzztime $(FUZZTIME) ./internal/sandbox
+	$(GO) test -run '^$$' -fuzz '^FuzzRedactURI$$' -fuzztime $(FUZZTIME) ./internal/cli
 	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 
 ## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, the lease

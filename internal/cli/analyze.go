@@ -102,12 +102,12 @@ func writeAnalysisText(w io.Writer, a *inspect.Analysis) error {
 	fmt.Fprintf(w, "analysis of database %s: %s in %s\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
 		fmt.Fprintf(w, "\n%s  %s  size p50 %s, p99 %s, max %s  depth %d  fields max %d, mean %.1f\n",
-			c.Collection, readLabel(c), bytesLabel(c.Size.P50), bytesLabel(c.Size.P99), bytesLabel(c.Size.Max), c.MaxDepth, c.MaxFields, c.MeanFields)
+			display(c.Collection), readLabel(c), bytesLabel(c.Size.P50), bytesLabel(c.Size.P99), bytesLabel(c.Size.Max), c.MaxDepth, c.MaxFields, c.MeanFields)
 		for _, line := range analysisLines(c) {
-			fmt.Fprintf(w, "  %-9s %s\n", line[0], line[1])
+			fmt.Fprintf(w, "  %-9s %s\n", line[0], display(line[1]))
 		}
 		for _, r := range c.Risks {
-			fmt.Fprintf(w, "  RISK %s: %s\n", r.Kind, r.Message)
+			fmt.Fprintf(w, "  RISK %s: %s\n", r.Kind, display(r.Message))
 		}
 	}
 	return nil
@@ -116,17 +116,17 @@ func writeAnalysisText(w io.Writer, a *inspect.Analysis) error {
 func writeAnalysisMarkdown(w io.Writer, a *inspect.Analysis) error {
 	fmt.Fprintf(w, "# Analysis of database %s\n\n%s in %s.\n", a.Database, count(a.Risks, "risk"), count(len(a.Collections), "collection"))
 	for _, c := range a.Collections {
-		fmt.Fprintf(w, "\n## %s\n\n| measure | value |\n|---|---|\n", c.Collection)
+		fmt.Fprintf(w, "\n## %s\n\n| measure | value |\n|---|---|\n", display(c.Collection))
 		fmt.Fprintf(w, "| documents | %s |\n| size | p50 %s, p99 %s, max %s |\n| depth, fields | %d; max %d, mean %.1f |\n",
 			readLabel(c), bytesLabel(c.Size.P50), bytesLabel(c.Size.P99), bytesLabel(c.Size.Max), c.MaxDepth, c.MaxFields, c.MeanFields)
 		for _, line := range analysisLines(c) {
-			fmt.Fprintf(w, "| %s | %s |\n", line[0], strings.ReplaceAll(line[1], "|", `\|`))
+			fmt.Fprintf(w, "| %s | %s |\n", line[0], strings.ReplaceAll(display(line[1]), "|", `\|`))
 		}
 		if len(c.Risks) > 0 {
 			fmt.Fprintln(w)
 		}
 		for _, r := range c.Risks {
-			fmt.Fprintf(w, "- **%s**: %s\n", r.Kind, r.Message)
+			fmt.Fprintf(w, "- **%s**: %s\n", r.Kind, display(r.Message))
 		}
 	}
 	return nil

@@ -229,7 +229,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
 	}
 	if err != nil && !alreadyReported(err) {
-		msg, stack := cleanMessage(err.Error(), e.g.URI), ""
+		msg, stack := errorText(err, e.g.URI), ""
 		var pe *panicError
 		if errors.As(err, &pe) {
 			msg, stack = pe.render(e.g.URI)
@@ -307,6 +307,9 @@ func (e *env) init(c *cli.Context, noColorEnv bool) {
 // validateFlags refuses, as usage errors (exit 2) before anything
 // starts, flag values that would otherwise fail later or do nothing.
 func validateFlags(c *cli.Context) error {
+	if err := checkFlagLimits(c); err != nil {
+		return err
+	}
 	if hasFlag(c, "lock-lease") {
 		if d := c.Duration("lock-lease"); d < time.Second {
 			return usageError(fmt.Errorf("--lock-lease %v: give at least 1s (a crashed process's lock is taken over once its lease expires), such as 30s", d))

@@ -73,6 +73,9 @@ func (e *env) checkSandboxFiles(dir string) error {
 			return usageError(fmt.Errorf("%s %s holds %s, which is not a sandbox's: --embedded names the directory where the sandbox keeps its databases (DIR/app.sqlite), not the migrations (that is --dir); name an empty or new directory, such as .sandbox",
 				e.g.EmbeddedSource, dir, migration.DisplayName(name)))
 		}
+		if err := sandboxFileRegular(e.g.EmbeddedSource, dir, de); err != nil {
+			return err
+		}
 	}
 	return nil
 }

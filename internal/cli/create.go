@@ -45,6 +45,9 @@ func runCreate(o *output, dir, rawName string) error {
 	if !nameRE.MatchString(name) {
 		return usageError(fmt.Errorf("invalid migration name %q: use letters, digits and underscores, such as add_user_status", rawName))
 	}
+	if err := fileNameFits(fmt.Sprintf("0001_%s.yaml", name), name); err != nil {
+		return err // too long whatever the version: before creating the directory
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create migration directory: %w", err)
 	}
@@ -53,6 +56,9 @@ func runCreate(o *output, dir, rawName string) error {
 		return err
 	}
 	file := fmt.Sprintf("%0*d_%s.yaml", width, next, name)
+	if err := fileNameFits(file, name); err != nil {
+		return err
+	}
 	path := filepath.Join(dir, file)
 	content := template(file, next, name)
 	// O_EXCL: never overwrite, even if another create raced us.

@@ -168,13 +168,13 @@ func (e *env) renderInit(path string, inf *inspect.Inference, o initOptions) {
 		case c.Documents == 0:
 			note = "empty: indexes only"
 		}
-		rows = append(rows, []cell{{text: c.Name}, {text: read}, {text: count(len(c.Indexes), "index")},
+		rows = append(rows, []cell{{text: display(c.Name)}, {text: read}, {text: count(len(c.Indexes), "index")},
 			{text: count(len(c.MixedTypes), "mixed-type field")}, {text: note, paint: out.yellow}})
 		for _, m := range c.MixedTypes {
-			mixed = append(mixed, fmt.Sprintf("%s.%s: %s", c.Name, m.Path, describeMixed(m)))
+			mixed = append(mixed, display(fmt.Sprintf("%s.%s: %s", c.Name, m.Path, describeMixed(m))))
 		}
 		for _, s := range c.SkippedIndexes {
-			out.warnf("%s: index %s is not in the file: %s; declare it by hand if the files must create it", c.Name, s.Name, s.Reason)
+			out.warnf("%s: index %s is not in the file: %s; declare it by hand if the files must create it", display(c.Name), display(s.Name), display(s.Reason))
 		}
 	}
 	out.table("  ", rows)

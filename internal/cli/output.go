@@ -59,7 +59,7 @@ func (o *output) printf(format string, a ...any) { fmt.Fprintf(o.out, format, a.
 // warnf writes a warning to stderr, without what a server leaks of its
 // implementation (a warning often quotes the server).
 func (o *output) warnf(format string, a ...any) {
-	fmt.Fprintf(o.err, "%s %s\n", paint(o.errColor, color.FgYellow, "warning:"), probe.TrimServerInternals(fmt.Sprintf(format, a...)))
+	fmt.Fprintf(o.err, "%s %s\n", paint(o.errColor, color.FgYellow, "warning:"), display(probe.TrimServerInternals(fmt.Sprintf(format, a...))))
 }
 
 // writeJSON writes v as indented JSON on stdout.

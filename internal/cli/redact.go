@@ -62,7 +62,10 @@ const minSecretLen = 4
 type parsedURI struct {
 	scheme, user, password, rest, query string
 	hasUser, hasPassword, hasQuery      bool
-	awsUser                             bool
+	// sep is what separates user and password as typed: ":", or "%3A"
+	// when the user info was escaped as one piece (user%3APASSWORD@).
+	sep     string
+	awsUser bool
 	// secrets are the credential values as found (escaped) in the URI.
 	secrets []string
 	// options is the query with secret values replaced by ***.
@@ -77,7 +80,7 @@ func parseForRedaction(uri string) parsedURI {
 	}
 	if at := userInfoEnd(rest); at >= 0 {
 		p.hasUser = true
-		p.user, p.password, p.hasPassword = strings.Cut(rest[:at], ":")
+		p.user, p.sep, p.password, p.hasPassword = cutUserInfo(rest[:at])
 		rest = rest[at+1:]
 	}
 	p.rest, p.query, p.hasQuery = strings.Cut(rest, "?")
@@ -112,6 +115,20 @@ func userInfoEnd(rest string) int {
 		end = first + q
 	}
 	return strings.LastIndex(rest[:end], "@")
+}
+
+// cutUserInfo splits the user info at its first ":", or, when it has
+// none, at its first escaped one ("%3A", any case): user%3APASSWORD@ is a
+// user info escaped as one piece, whose part after the colon is as secret
+// as a password (the driver unescapes the user name to "user:PASSWORD").
+func cutUserInfo(info string) (user, sep, password string, ok bool) {
+	if user, password, ok = strings.Cut(info, ":"); ok {
+		return user, ":", password, true
+	}
+	if i := strings.Index(strings.ToUpper(info), "%3A"); i >= 0 {
+		return info[:i], info[i : i+3], info[i+3:], true
+	}
+	return info, "", "", false
 }
 
 // redactOption returns the option as it may be shown, recording its
@@ -209,7 +226,7 @@ func redactURI(uri string) string {
 			b.WriteString(p.user)
 		}
 		if p.hasPassword {
-			b.WriteString(":***")
+			b.WriteString(p.sep + "***")
 		}
 		b.WriteString("@")
 	}
@@ -228,7 +245,7 @@ func redactErr(msg, uri string) string {
 	}
 	var forms []string
 	for _, s := range parseForRedaction(uri).secrets {
-		for _, f := range []string{s, unescape(s), pathUnescape(s), url.QueryEscape(s), url.PathEscape(s), url.QueryEscape(unescape(s)), url.PathEscape(unescape(s))} {
+		for _, f := range []string{s, unescape(s), pathUnescape(s), url.QueryEscape(s), url.PathEscape(s), url.QueryEscape(unescape(s)), url.PathEscape(unescape(s)), url.QueryEscape(pathUnescape(s)), url.PathEscape(pathUnescape(s))} {
 			if len(f) >= minSecretLen {
 				forms = append(forms, f)
 			}

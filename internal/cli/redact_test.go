@@ -41,6 +41,9 @@ func TestRedactCredentials(t *testing.T) {
 		{"mongodb://host:27017/app?serverSelectionTimeoutMS=200", "mongodb://host:27017/app?serverSelectionTimeoutMS=200", nil},
 		{"mongodb://ada:what?ever@host/app", "mongodb://ada:***@host/app", []string{"what?ever"}},
 		{"localhost:27017", "localhost:27017", nil},
+		// The user info escaped as one piece (issue 25, item 6): printed whole before.
+		{"mongodb://ada%3AS3cret-Pa55@db.example/app", "mongodb://ada%3A***@db.example/app", []string{"S3cret-Pa55", "ada:S3cret-Pa55"}},
+		{"mongodb://ada%3ap%40ss%3Aw0rd@db.example/app", "mongodb://ada%3a***@db.example/app", []string{"p%40ss%3Aw0rd", "p@ss:w0rd"}},
 	} {
 		if got := redactURI(c.uri); got != c.want {
 			t.Errorf("redactURI(%s)\n got %s\nwant %s", c.uri, got, c.want)

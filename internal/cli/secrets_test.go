@@ -27,6 +27,7 @@ func TestPasswordNeverShown(t *testing.T) {
 		"mongodb://ada:" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=x",                   // malformed option
 		"mongodb+srv://ada:" + secret + "@no-such-cluster.invalid/app?serverSelectionTimeoutMS=200", // SRV lookup fails
 		"mongodb://ada:" + secret + "@[::1/app",                                                     // unparsable
+		"mongodb://ada%3A" + secret + "@127.0.0.1:1/app?serverSelectionTimeoutMS=200",               // user info escaped as one piece
 	}
 	commands := [][]string{
 		{"info"}, {"status"}, {"status", "--check"}, {"up"}, {"up", "--dry-run"}, {"down"},

@@ -73,7 +73,7 @@ func (e *env) renderStatus(st *runner.Status) {
 		}
 		when := ""
 		if m.AppliedAt != nil {
-			when = m.AppliedAt.UTC().Format("2006-01-02 15:04:05Z") + " by " + m.AppliedBy
+			when = m.AppliedAt.UTC().Format("2006-01-02 15:04:05Z") + " by " + display(m.AppliedBy)
 		}
 		rows = append(rows, []cell{{text: fmt.Sprintf("%04d", m.Version)}, {text: m.State, paint: paint}, {text: migration.DisplayName(m.File)}, {text: when, paint: o.faint}})
 	}
@@ -119,7 +119,7 @@ func (e *env) renderStatus(st *runner.Status) {
 			if l.Expired {
 				state = o.yellow("expired")
 			}
-			rows = append(rows, []cell{{text: l.Name}, {text: state}, {text: l.Holder()},
+			rows = append(rows, []cell{{text: display(l.Name)}, {text: state}, {text: display(l.Holder())},
 				{text: "until " + l.ExpiresAt.UTC().Format("2006-01-02 15:04:05Z"), paint: o.faint}})
 		}
 		o.table("  ", rows)

@@ -82,7 +82,7 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 				if t == "mongomig" {
 					what = "the lock"
 				}
-				e.out.printf("%s %s of %s\n", e.out.green("removed"), what, h)
+				e.out.printf("%s %s of %s\n", e.out.green("removed"), display(what), display(h.String()))
 			}
 		}
 	}
@@ -97,7 +97,7 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 		if l.Expired {
 			state = "expired"
 		}
-		e.out.printf("%s: %s by %s\n", l.Name, state, l.Info)
+		e.out.printf("%s: %s by %s\n", display(l.Name), state, display(l.Info.String()))
 	}
 	switch {
 	case len(res.Freed) > 0:
@@ -106,7 +106,7 @@ func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
 	case name != "":
 		e.out.printf("no lease %s is held\n", name)
 	case force:
-		e.out.printf("the migration lock is not held; to remove another lease, name it: mongomig unlock --force %s\n", leases[0].Name)
+		e.out.printf("the migration lock is not held; to remove another lease, name it: mongomig unlock --force %s\n", display(leases[0].Name))
 	default:
 		e.out.printf("no expired lease to remove (use --force [NAME] for a live one whose holder you know is dead)\n")
 	}
@@ -129,11 +129,11 @@ func checkLeaseName(name string, leases []runner.Lease) error {
 	for _, n := range names {
 		// The likeliest slip: a backfill lease named without its prefix.
 		if strings.HasSuffix(n, ":"+name) {
-			return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, n, strings.Join(names, ", ")))
+			return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, display(n), display(strings.Join(names, ", "))))
 		}
 	}
 	if near, ok := suggest.Closest(name, names); ok {
-		return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, near, strings.Join(names, ", ")))
+		return usageError(fmt.Errorf("no lease %s is held; did you mean %s? (held: %s)", name, display(near), display(strings.Join(names, ", "))))
 	}
 	return nil
 }

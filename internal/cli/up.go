@@ -280,23 +280,23 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 	if len(p.Migrations) == 0 {
 		o.printf("nothing to %s: the database is at version %d\n", verb, p.Current)
 		for _, c := range p.Tighten {
-			o.printf("would close the validator window of %s (a backfill proved no older document remains):\n  %s\n", c.Collection, c.Text)
+			o.printf("would close the validator window of %s (a backfill proved no older document remains):\n  %s\n", display(c.Collection), display(string(c.Text)))
 		}
 		return nil
 	}
 	o.printf("%s (dry run, nothing changed): the database is at version %d; would %s %s\n",
 		o.bold("plan"), p.Current, verb, count(len(p.Migrations), "migration"))
 	for _, m := range p.Migrations {
-		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), m.File)
+		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), migration.DisplayName(m.File))
 		if len(m.Commands) == 0 {
 			o.printf("  %s\n", noCommands(migs, m.Version, p.Direction))
 		}
 		for _, c := range m.Commands {
-			o.printf("  %s\n", c.Text)
+			o.printf("  %s\n", display(string(c.Text)))
 		}
 	}
 	for _, n := range p.Notes {
-		o.printf("\n%s %s\n", o.yellow("note:"), n)
+		o.printf("\n%s %s\n", o.yellow("note:"), display(n))
 	}
 	return nil
 }

@@ -62,7 +62,11 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(abs)
+	err = checkDirFiles(abs)
+	var lock *os.File
+	if err == nil {
+		lock, err = lockDir(abs)
+	}
 	if err != nil {
 		if temp {
 			_ = os.RemoveAll(abs)

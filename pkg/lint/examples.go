@@ -120,8 +120,8 @@ func (r *Report) lintExample(reg *version.Registry, ms []*migration.Migration, m
 	}
 	diffs := diffDocs("", withoutField(got, reg.Field()), withoutField(ex.After, reg.Field()))
 	if len(diffs) > 0 {
-		p.Message = fmt.Sprintf("example %d: upgrade(before) differs from after:\n      %s", i+1, strings.Join(diffs, "\n      "))
-		p.Hint = "fix the example's after, or the upgrade steps; got " + extJSON(got)
+		p.Message = fmt.Sprintf("example %d: upgrade(before) differs from after:\n      %s", i+1, strings.Join(firstLines(diffs), "\n      "))
+		p.Hint = "fix the example's after, or the upgrade steps; got " + cut(extJSON(got))
 		r.add(p)
 		return
 	}
@@ -151,9 +151,9 @@ func (r *Report) lintExampleValid(reg *version.Registry, ms []*migration.Migrati
 	}
 	lines := make([]string, len(fs))
 	for j, f := range fs {
-		lines[j] = f.String()
+		lines[j] = failureLine(f)
 	}
-	p.Message = fmt.Sprintf("example %d: after fails the validator of migration %d:\n      %s", i+1, state.From, strings.Join(lines, "\n      "))
+	p.Message = fmt.Sprintf("example %d: after fails the validator of migration %d:\n      %s", i+1, state.From, strings.Join(firstLines(lines), "\n      "))
 	p.Hint = "fix the example or the schema (documents carry the version field: a schema with additionalProperties: false must list it)"
 	r.add(p)
 }
@@ -206,9 +206,9 @@ func diffDocs(prefix string, got, want bson.D) []string {
 		w, inWant := wm[k]
 		switch {
 		case !inGot:
-			out = append(out, fmt.Sprintf("- %s: %s (expected, missing)", path, extJSON(w)))
+			out = append(out, fmt.Sprintf("- %s: %s (expected, missing)", cut(path), cut(extJSON(w))))
 		case !inWant:
-			out = append(out, fmt.Sprintf("+ %s: %s (unexpected)", path, extJSON(g)))
+			out = append(out, fmt.Sprintf("+ %s: %s (unexpected)", cut(path), cut(extJSON(g))))
 		default:
 			out = append(out, diffValues(path, g, w)...)
 		}
@@ -225,7 +225,7 @@ func diffValues(path string, g, w any) []string {
 	if extJSONCanonical(g) == extJSONCanonical(w) {
 		return nil
 	}
-	return []string{fmt.Sprintf("~ %s: got %s, expected %s", path, extJSON(g), extJSON(w))}
+	return []string{fmt.Sprintf("~ %s: got %s, expected %s", cut(path), cut(extJSON(g)), cut(extJSON(w)))}
 }
 
 // extJSONCanonical renders a value with its exact BSON type, so 1 (int)

@@ -59,8 +59,9 @@ func FuzzParse(f *testing.F) {
 
 // FuzzLoad feeds Load a directory entry of any name, type and content: a
 // regular file, a symbolic link to any target (inside, outside, a loop),
-// a FIFO, a device, a directory. Load must never panic; a FIFO or a device
-// is an error naming it (a directory is skipped); a target outside the directory is never read; and no error line
+// a FIFO, a device, a directory. Load must never panic; a FIFO, a device
+// or a directory named like a migration is an error naming it (issue 25:
+// the directory was skipped); a target outside the directory is never read; and no error line
 // carries a raw control character or a line break of its own.
 func FuzzLoad(f *testing.F) {
 	f.Add("0001_a.yaml", uint8(0), "", []byte("collections: {}\n"))
@@ -72,6 +73,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add("0008_\x1b[31mred.yaml", uint8(0), "", []byte("collections: {}\n"))
 	f.Add("0009_x.yaml:1:1: error: forged\n.yaml", uint8(0), "", []byte("a: [\n"))
 	f.Add("0001_deep.yaml", uint8(0), "", []byte(strings.Repeat("[", 300)+strings.Repeat("]", 300)))
+	f.Add("0001_dir.yaml", uint8(4), "", []byte{})
+	f.Add("0001_utf16.yaml", uint8(0), "", []byte{0xff, 0xfe, 'a', 0, ':', 0, ' ', 0, '1', 0, '\n', 0})
+	f.Add("0001_nul.yaml", uint8(0), "", []byte("collections:\n  users: {upgrade: [{unset: [a\x00b]}]}\n"))
+	f.Add("0001_tag.yaml", uint8(0), "", []byte("collections: !!set\n  users: {upgrade: [{<<: {unset: [a]}}]}\n"))
 	f.Fuzz(func(t *testing.T, name string, kind uint8, target string, data []byte) {
 		if !fs.ValidPath(name) || strings.Contains(name, "/") || name == "." || !migration.IsMigrationFile(name) || name == "shared" {
 			return
@@ -93,7 +98,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil && !errors.As(err, &list) {
 			t.Fatalf("not an ErrorList: %v", err)
 		}
-		if (kind%5 == 2 || kind%5 == 3) && len(list) == 0 { // a directory (4) is ignored
+		if kind%5 >= 2 && len(list) == 0 {
 			t.Fatalf("a %v entry loaded without error", entry.Mode)
 		}
 		if kind%5 == 1 && (strings.HasPrefix(target, "/") || strings.HasPrefix(path.Clean(target), "..")) && len(list) == 0 {

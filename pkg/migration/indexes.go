@@ -29,7 +29,7 @@ func (p *parser) indexes(n *yaml.Node, ptr string) Indexes {
 			iptr := fmt.Sprintf("%s/%s/%d", ptr, key, i)
 			p.pos[iptr] = posOf(item)
 			if key == "drop" {
-				if name, ok := p.str(item, "name the index to drop, such as email_1 (see listIndexes)"); ok {
+				if name, ok := p.str(item, "name the index to drop, such as email_1 (see listIndexes)"); ok && p.checkPrintable(item, "index name", name) {
 					if name == "_id_" {
 						p.errorf(item, "remove it", "the _id index cannot be dropped")
 						continue
@@ -70,7 +70,9 @@ func (p *parser) index(n *yaml.Node, ptr string) (Index, bool) {
 			sawKeys = true
 			idx.Keys, ok = p.indexKeySpec(v, ptr+"/keys")
 		case "name":
-			idx.Name, _ = p.str(v, "write the index name as a string")
+			if idx.Name, _ = p.str(v, "write the index name as a string"); !p.checkPrintable(v, "index name", idx.Name) {
+				ok = false
+			}
 		case "unique":
 			idx.Unique = p.boolean(v, key)
 		case "sparse":
@@ -142,6 +144,9 @@ func (p *parser) indexKeySpec(n *yaml.Node, ptr string) (bson.D, bool) {
 }
 
 func (p *parser) checkIndexField(n *yaml.Node, field string) bool {
+	if !p.checkPrintable(n, "index field", field) {
+		return false
+	}
 	for _, seg := range strings.Split(field, ".") {
 		if seg == "" || strings.HasPrefix(seg, "$") {
 			p.errorf(n, "write a dotted field path such as contact.email", "invalid index field %q", field)

@@ -96,7 +96,9 @@ func TestLoadRefusesLinksLeavingTheDirectory(t *testing.T) {
 }
 
 // TestLoadReadsRegularFilesOnly: a FIFO (which would block the read
-// forever) and a device are refused without being opened.
+// forever) and a device are refused without being opened; so is a
+// directory named like a migration (issue 25: it was skipped silently,
+// while docs/file-format.md calls it an error).
 func TestLoadReadsRegularFilesOnly(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "0001_ok.yaml"), valid)
@@ -109,6 +111,7 @@ func TestLoadReadsRegularFilesOnly(t *testing.T) {
 	symlink(t, "0004_dir.yaml", filepath.Join(dir, "0005_dirlink.yaml"))
 	want := map[string]string{
 		"0002_fifo.yaml":    "0002_fifo.yaml: is a named pipe (FIFO), not a regular file",
+		"0004_dir.yaml":     "0004_dir.yaml: is a directory, not a regular file",
 		"0005_dirlink.yaml": "0005_dirlink.yaml: is a directory, not a regular file",
 	}
 	if os.Geteuid() == 0 { // only root may create device nodes

@@ -91,7 +91,7 @@ func Load(fsys fs.FS) ([]*Migration, error) {
 	)
 	max := limitsOf(fsys).maxFileSize()
 	for _, e := range entries {
-		if e.IsDir() || !IsMigrationFile(e.Name()) {
+		if !IsMigrationFile(e.Name()) { // a directory named like one is an error (readMigration)
 			continue
 		}
 		data, rerr := readMigration(fsys, e, max)

@@ -64,6 +64,9 @@ func (p *parser) parse(data []byte) *Migration {
 		p.add(Pos{}, "start from the template `mongomig create NAME` writes", "file is empty")
 		return m
 	}
+	if !p.checkText(data) {
+		return m
+	}
 	if strings.HasSuffix(strings.ToLower(p.file), ".json") {
 		// YAML accepts what JSON does not (trailing commas, comments):
 		// a .json file must be JSON.
@@ -85,7 +88,7 @@ func (p *parser) parse(data []byte) *Migration {
 	if err := dec.Decode(&extra); err == nil {
 		p.errorf(&extra, "keep one migration per file", "file holds more than one YAML document")
 	}
-	if !p.shapeOK(&doc) {
+	if !p.shapeOK(&doc) || !p.checkNodes(&doc) {
 		return m
 	}
 	p.top(m, doc.Content[0])
@@ -242,11 +245,13 @@ func (p *parser) yamlError(err error, data []byte) {
 		if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
 			msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
 			col = 1
-		}
-		if yamlParserProblems[msg] {
-			// The library numbers a parser error's line from 0 (its
-			// scanner errors from 1), and leaves "line 0" out.
-			line, col = line+1, 1
+			if yamlParserProblems[msg] {
+				// The library numbers a parser error's line from 0
+				// (its scanner errors from 1).
+				line++
+			}
+		} else {
+			line, col = unpositioned(msg, data)
 		}
 		// An error at the end of the stream (a "[" never closed) names
 		// the line after the last: the last line with content is meant.

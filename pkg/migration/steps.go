@@ -167,6 +167,9 @@ func (p *parser) checkPath(n *yaml.Node, path string) bool {
 		p.errorf(n, hint, "empty field path")
 		return false
 	}
+	if !p.checkPrintable(n, "field path", path) {
+		return false
+	}
 	for i, seg := range strings.Split(path, ".") {
 		switch {
 		case seg == "":
