@@ -289,7 +289,7 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 	for _, m := range p.Migrations {
 		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), migration.DisplayName(m.File))
 		if len(m.Commands) == 0 {
-			o.printf("  %s\n", noCommands(migs, m.Version, p.Direction))
+			o.printf("  %s\n", noCommands(migs, m.Version, string(p.Direction)))
 		}
 		for _, c := range m.Commands {
 			o.printf("  %s\n", display(string(c.Text)))

@@ -26,7 +26,7 @@ const (
 // FIFO, a second hard link), lockDir returns without blocking, never
 // changes a file outside the directory or one holding other than a pid,
 // and when it succeeds the lock file is a regular file holding this
-// process's pid (issue 25, item 1).
+// process's pid.
 func FuzzLockFile(f *testing.F) {
 	for kind := range lockKinds {
 		f.Add(uint8(kind), []byte("12345\n"))

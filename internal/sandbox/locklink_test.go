@@ -34,7 +34,7 @@ func unchanged(t *testing.T, path, want string) {
 
 // TestLockNeverFollowsALink: a symbolic link at DIR/mongomig-sandbox.lock
 // (a committed one arrives with a clone) is refused, and its target is
-// neither truncated nor given a pid (issue 25, item 1). Before the fix
+// neither truncated nor given a pid. Before the fix
 // Start opened the lock following links and wrote its pid into the target.
 func TestLockNeverFollowsALink(t *testing.T) {
 	target, content := precious(t)

@@ -130,9 +130,20 @@ type CollectionResult struct {
 // Result is the result of [Run].
 type Result struct {
 	Collections []CollectionResult `json:"collections"`
-	// Stopped is "", "deadline" (MaxTime) or "interrupted" (ctx).
-	Stopped string `json:"stopped"`
+	// Stopped says why the run stopped before the end, if it did.
+	Stopped Stopped `json:"stopped"`
 }
+
+// Stopped is why a run stopped early: "" (it did not), [StoppedDeadline]
+// or [StoppedInterrupted]. Either way the checkpoint is saved and the next
+// run resumes.
+type Stopped string
+
+// Reasons a run stopped early.
+const (
+	StoppedDeadline    Stopped = "deadline"    // Options.MaxTime passed
+	StoppedInterrupted Stopped = "interrupted" // the context was cancelled
+)
 
 // ErrUnknownCollection is a collection the migration files give no
 // upgrades ([version.ErrUnknownCollection]).
@@ -340,7 +351,7 @@ func (r *backfiller) belowFilter(target int64) bson.D {
 	return r.registry.VersionBelow(target)
 }
 
-func (r *backfiller) backfillCollection(ctx context.Context, name string, opts Options, deadline time.Time, stopped *string) (*CollectionResult, error) {
+func (r *backfiller) backfillCollection(ctx context.Context, name string, opts Options, deadline time.Time, stopped *Stopped) (*CollectionResult, error) {
 	start := time.Now()
 	target := r.registry.Current(name)
 	coll := r.db.Collection(name)
@@ -418,11 +429,11 @@ func (r *backfiller) backfillCollection(ctx context.Context, name string, opts O
 // it records why and saves the checkpoint, unless the walk stopped because
 // its lease was lost (ctx's cause), which is an error: the new holder owns
 // the checkpoint, and the run was not stopped by a signal.
-func halt(ctx context.Context, stop string, stopped *string, save func() error) error {
+func halt(ctx context.Context, stop string, stopped *Stopped, save func() error) error {
 	if errors.Is(context.Cause(ctx), lease.ErrLost) {
 		return fmt.Errorf("%w: the backfill stopped at its last checkpoint; whoever holds the lease now (or the next run) resumes from it", context.Cause(ctx))
 	}
-	*stopped = stop
+	*stopped = Stopped(stop)
 	return save()
 }
 
@@ -430,7 +441,7 @@ func halt(ctx context.Context, stop string, stopped *string, save func() error) 
 // below the target remains (walking first, on a resumed run, the documents
 // before where it resumed from), saves the checkpoint and, once proven,
 // removes the range checkpoints.
-func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, stopped *string) error {
+func (w *clientWalk) finish(ctx context.Context, resumed bool, resumeFrom any, stopped *Stopped) error {
 	r, cb, cp, save := w.r, w.cb, w.cp, w.save
 	name, target := w.name, w.cp.Target
 	cb.Complete = true

@@ -260,7 +260,7 @@ func TestBackfillServerSideResumes(t *testing.T) {
 // breaks 0004's minimum. The backfill writes none of them (they used to
 // become the current version silently, and the window then closed),
 // groups them with their _ids, does not call the collection proven, and
-// says failures remain (issue 11, hole 9).
+// says failures remain.
 func TestBackfillRefusesInvalidUpgrades(t *testing.T) {
 	ctx := context.Background()
 	db, _, r := sampleAppliedWith(t, false)

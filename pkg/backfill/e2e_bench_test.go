@@ -109,7 +109,7 @@ func benchSizes() []int {
 const serverSideMax = 1000
 
 // BenchmarkBackfillEndToEnd upgrades N version-0 users on a fresh sandbox
-// (0003_user_contact: rename, default, unset), like with like (issue 24):
+// (0003_user_contact: rename, default, unset), like with like:
 //   - guarded/baseline: the fastest hand-written program that guards its
 //     writes (one cursor, the upgrade on raw BSON, unordered bulk writes of
 //     50 ReplaceOne filtered on _id and the old value of every field the

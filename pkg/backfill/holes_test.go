@@ -23,7 +23,7 @@ import (
 )
 
 // ordersFS: 0001 gives orders a currency and moves total under totals, a
-// two-step declarative upgrade (issue 24's order example).
+// two-step declarative upgrade.
 var ordersFS = fstest.MapFS{"0001_totals.yaml": {Data: []byte(`collections:
   orders:
     upgrade:
@@ -67,8 +67,8 @@ func allOrders(t *testing.T, db *mongo.Database) []bson.D {
 // TestBackfillPipelineLeavesNoHalfUpgradedDocumentMongoDB: where the
 // server has pipeline updates, each range is ONE pipeline update: between
 // two updates no document carries a marker or a half-new shape (the
-// marker path let release 42 serve and overwrite such an order; issue 24,
-// hole 1), and the backfill counts what the updates modified.
+// marker path let release 42 serve and overwrite such an order), and
+// the backfill counts what the updates modified.
 func TestBackfillPipelineLeavesNoHalfUpgradedDocumentMongoDB(t *testing.T) {
 	ctx := context.Background()
 	rec := &cmdlog.Recorder{}
@@ -127,8 +127,8 @@ func renameOnto(t *testing.T, db *mongo.Database) bson.D {
 
 // checkRenameTargetKept: when the client path starts (after the server
 // side), order 1 is as stored: the server-side path never replaced the
-// value at the rename's target (issue 24, hole 2; the client path judges
-// it, as the lazy path does).
+// value at the rename's target (the client path judges it,
+// as the lazy path does).
 func checkRenameTargetKept(t *testing.T, db *mongo.Database, r *runner.Runner, opts backfill.Options) {
 	t.Helper()
 	want := renameOnto(t, db)
@@ -170,7 +170,7 @@ func TestBackfillServerSideNeverReplacesARenameTargetMongoDB(t *testing.T) {
 // TestBackfillCountsOnlyItsOwnWrites: the application upgrades (writes
 // back) 4 of a batch's documents between the backfill's read and its
 // guarded write: those writes match nothing, and this run counts only
-// what it wrote (it used to count them too; issue 24, hole 8).
+// what it wrote (it used to count them too).
 func TestBackfillCountsOnlyItsOwnWrites(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")
@@ -214,8 +214,7 @@ func TestBackfillCountsOnlyItsOwnWrites(t *testing.T) {
 // TestBackfillServerSideRefusesInvalidUpgrades: on the sandbox's
 // server-side path, which enforces no validator, users 7 and 23 (whose
 // upgrade lacks the contact 0003 requires) are not written and are
-// listed, as on the client path (they used to be written; issue 24,
-// hole 10).
+// listed, as on the client path (they used to be written).
 func TestBackfillServerSideRefusesInvalidUpgrades(t *testing.T) {
 	ctx := context.Background()
 	db, _, r := sampleAppliedWith(t, false)
@@ -265,7 +264,7 @@ func TestBackfillServerSideRefusesInvalidUpgradesMongoDB(t *testing.T) {
 // without pipeline updates), each carries the nonce the backfill keeps in
 // mongomig_backfill; a well-formed marker without it (the application's
 // insert, say) is never resumed from: its document is listed, not
-// upgraded past the step it claims (issue 25, item 2).
+// upgraded past the step it claims.
 func TestBackfillMarkersCarryTheNonce(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")
@@ -313,8 +312,7 @@ func TestBackfillMarkersCarryTheNonce(t *testing.T) {
 
 // TestBackfillRefusesAForgedPlan: a stored range plan of 200,000 split
 // points (mongomig never stores more than state.MaxPlanSplits) is refused,
-// naming its document, instead of stalling a backfill of 300 documents
-// (issue 25, item 10).
+// naming its document, instead of stalling a backfill of 300 documents.
 func TestBackfillRefusesAForgedPlan(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")

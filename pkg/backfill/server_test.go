@@ -144,7 +144,7 @@ func TestBackfillServerSideRetriesTransientErrors(t *testing.T) {
 		t.Fatalf("backfill across a server restart: %v", err)
 	}
 	// Users 7 and 23 fail 0003's schema once upgraded: left to the client
-	// path, which lists them, as on every path (issue 24, hole 10).
+	// path, which lists them, as on every path.
 	if c := res.Collections[0]; c.ServerSide != 38 || c.Batches != 1 || len(c.Failed) != 1 || c.Failed[0].Count != 2 || c.ServerSideNote != "" {
 		t.Fatalf("result %+v: want the 38 valid upgrades on the server side after retries, 2 listed", c)
 	}

@@ -137,7 +137,7 @@ func notices(t *testing.T, evs []events.Entry, kind string, ferret bool) int {
 // TestBackfillGuardedByDefaultOnEveryServer: on FerretDB v1 too, where a
 // guard costs a collection scan, the default backfill guards every write
 // on the old values (the default used to write by _id alone there and lost
-// 187 of 1,363 acknowledged application edits; issue 24, hole 9), and one
+// 187 of 1,363 acknowledged application edits), and one
 // notice says what a guard costs there; only --assume-no-writers writes by
 // _id alone, and its notice says what it assumes.
 func TestBackfillGuardedByDefaultOnEveryServer(t *testing.T) {

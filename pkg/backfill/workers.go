@@ -162,7 +162,7 @@ func (t *workerTally) addFailures(failed map[string]*FailureGroup) {
 
 // backfillWorkers runs opts.Workers workers over the ranges of name, then
 // the sweep and proof under the collection's lease.
-func (r *backfiller) backfillWorkers(ctx context.Context, name string, opts Options, deadline time.Time, stopped *string) (*CollectionResult, error) {
+func (r *backfiller) backfillWorkers(ctx context.Context, name string, opts Options, deadline time.Time, stopped *Stopped) (*CollectionResult, error) {
 	start := time.Now()
 	target := r.registry.Current(name)
 	t := &workerTally{}
@@ -213,7 +213,7 @@ func (r *backfiller) backfillWorkers(ctx context.Context, name string, opts Opti
 		return cb
 	}
 	if t.err != nil || t.stopped != "" {
-		*stopped = t.stopped
+		*stopped = Stopped(t.stopped)
 		cb := merge(nil)
 		cb.Failed = bsonx.FailureList(t.failed)
 		// Every run's ranges, finished or not, and the collection's own
@@ -269,7 +269,7 @@ func (r *backfiller) countRanges(ctx context.Context, cp *checkpoint) error {
 // walks the collection (an ordinary backfill) to upgrade them and prove;
 // if none remain, the count is the proof. What the ranges upgraded, in
 // every run, joins the total (once).
-func (r *backfiller) sweep(ctx context.Context, name string, opts Options, deadline time.Time, stopped *string) (*CollectionResult, error) {
+func (r *backfiller) sweep(ctx context.Context, name string, opts Options, deadline time.Time, stopped *Stopped) (*CollectionResult, error) {
 	target := r.registry.Current(name)
 	cp, _, err := r.store.Begin(ctx, name, target)
 	if err != nil {

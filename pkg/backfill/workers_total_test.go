@@ -46,7 +46,7 @@ func TestBackfillWorkersTotalAfterInterrupt(t *testing.T) {
 		}
 		c := res.Collections[0]
 		upgraded += c.Upgraded
-		if want := map[bool]string{true: "", false: "interrupted"}[stopAfter == 0]; res.Stopped != want {
+		if want := map[bool]backfill.Stopped{true: "", false: backfill.StoppedInterrupted}[stopAfter == 0]; res.Stopped != want {
 			t.Fatalf("run %d: stopped %q, want %q (%+v)", run, res.Stopped, want, c)
 		}
 		if c.Resumed != (run > 0) {

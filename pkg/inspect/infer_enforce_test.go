@@ -15,7 +15,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
-// TestInitTightenedBaselineAcceptsOrdinaryWritesMongoDB (issue 26 item 4):
+// TestInitTightenedBaselineAcceptsOrdinaryWritesMongoDB:
 // docs/adopting.md's "tighten to error" done on the sample data, on a
 // server that enforces validators: the baseline applied with
 // validationAction error accepts the next ordinary order (a whole-number

@@ -98,7 +98,7 @@ func accounts() []bson.D {
 	return docs
 }
 
-// TestInitKeepsSecretsOutOfBaseline (issue 25 item 4): secrets and
+// TestInitKeepsSecretsOutOfBaseline: secrets and
 // personal data with few distinct values get no enum, a map's keys are no
 // properties (also with enums off), the count of what came from the data
 // is given, and mixed-type _ids that may be personal data are hidden.
@@ -140,7 +140,7 @@ func TestInitKeepsSecretsOutOfBaseline(t *testing.T) {
 	}
 }
 
-// TestInitSchemaAcceptsOrdinaryWrites (issue 26 item 4): the shop data
+// TestInitSchemaAcceptsOrdinaryWrites: the shop data
 // of the issue (three SKUs, double prices, int quantities, eight tags, one
 // bio seen seven times) gives a schema that, enforced, accepts the next
 // ordinary order: a whole-number price, a new SKU, a long quantity, a new

@@ -8,7 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// wide is document i of issue 25 item 8's case: 500 fields under a new
+// wide is document i of a hostile case: 500 fields under a new
 // two-level parent each (p<i%64>.q<i/64>), so that distinct paths grow
 // with the documents.
 func wide(i int) bson.D {
@@ -20,7 +20,7 @@ func wide(i int) bson.D {
 		{Key: fmt.Sprintf("p%d", i%64), Value: bson.D{{Key: fmt.Sprintf("q%d", i/64), Value: inner}}}}
 }
 
-// TestInitPathBudget (issue 25 item 8): the statistics track at most the
+// TestInitPathBudget: the statistics track at most the
 // budget of paths whatever the documents hold (the same for 400 and 2,000
 // documents whose paths are all new), the objects past it become dynamic
 // with a warning naming them, and the file lints. Memory is bounded by
@@ -76,7 +76,7 @@ func nested(id, n int) bson.D {
 	return bson.D{{Key: "_id", Value: int32(id)}, {Key: "a", Value: d}}
 }
 
-// TestInitFileLintsHostileShapes (issue 25 item 9): what used to give a
+// TestInitFileLintsHostileShapes: what used to give a
 // file init's own lint refuses — 99 levels deep, a collection name with
 // control characters, $oid and $date as field names (also in examples),
 // field names with newlines — gives a file that lints, with warnings for

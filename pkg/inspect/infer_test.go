@@ -102,7 +102,7 @@ func TestInitInfersSampleData(t *testing.T) {
 		// users 7 and 23 have no email; legacyId is on every third user.
 		`required: [_id, name, createdAt]`,
 		"# present 95% (38/40): string 38\n          email: {bsonType: string}",
-		// Numbers: the family a following write may store (issue 26.4).
+		// Numbers: the family a following write may store.
 		"# present 35% (14/40): int 14\n          legacyId: {bsonType: [int, long, double]}",
 		`status: {bsonType: string, enum: [cancelled, paid, pending, shipped]}`,
 		"sku: {bsonType: string}", // codes are no labels: a new SKU must pass
@@ -274,7 +274,7 @@ func TestInitBaselineUpKeepsExistingIndexes(t *testing.T) {
 	}
 	var sent []string
 	for _, c := range applied[0].Commands {
-		sent = append(sent, c.Name+" "+c.Outcome+" "+string(c.Text))
+		sent = append(sent, c.Name+" "+string(c.Outcome)+" "+string(c.Text))
 	}
 	if len(sent) != 2 || !strings.HasPrefix(sent[0], `collMod clientSideOnly {"collMod":"orders","validator":{"$jsonSchema":`) ||
 		!strings.HasSuffix(sent[0], `"validationLevel":"moderate","validationAction":"warn"}`) ||

@@ -16,8 +16,8 @@ import (
 // stopped), the fence's verification read answers, but only after
 // validUntil has passed (its answer is held back in the command monitor
 // until then). Fence used to return nil on any answer, so a write it
-// allowed went out with none of the server's lease proven left (issue 24,
-// hole 4: 3 to 26 ms left, once -1 ms). It must renew instead: whenever it
+// allowed went out with none of the server's lease proven left (3 to 26
+// ms left, once -1 ms). It must renew instead: whenever it
 // returns nil, validUntil lies ahead.
 func TestFenceNeverSucceedsPastValidUntil(t *testing.T) {
 	ctx := context.Background()

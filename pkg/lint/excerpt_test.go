@@ -29,7 +29,7 @@ func exampleProblems(t *testing.T, src string) string {
 	return b.String()
 }
 
-// TestExampleErrorsAreCut (issue 25, item 12): an example's error quoted
+// TestExampleErrorsAreCut: an example's error quoted
 // whole values (a 304 KB `got {...}` hint) and every difference (5,000
 // lines); now each value is cut to its first line and 80 characters and at
 // most 20 lines are listed, the last counting the rest, as

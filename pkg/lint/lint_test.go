@@ -176,7 +176,7 @@ func TestLintExampleMustBeValidAndClosedSchemas(t *testing.T) {
 // TestLintWarnsUniqueIndexOnMissingField: a unique index on a field the
 // same migration's upgrade creates, or that the validator does not require,
 // fails to build on MongoDB as soon as two documents lack the field (both
-// index as null); lint warns and suggests sparse (issue 11, hole 8).
+// index as null); lint warns and suggests sparse.
 func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
 	fsys := fstest.MapFS{
 		"0001_users.yaml": {Data: []byte(`collections:
@@ -226,8 +226,8 @@ func TestLintWarnsUniqueIndexOnMissingField(t *testing.T) {
 // TestLintRefusesStepsOnTheVersionField: lint refuses a step that writes
 // the version field under the name the registry is given
 // (version.WithField), at its line and column, and the same step on a
-// field that is not the version field is fine (issue 17, hostile input:
-// `set: {version: 7}` linted clean and the backfill stamped 2).
+// field that is not the version field is fine (`set: {version: 7}`
+// used to lint clean and the backfill stamped 2).
 func TestLintRefusesStepsOnTheVersionField(t *testing.T) {
 	fsys := fstest.MapFS{"0001_a.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - set: {_v: 7, version: 7}\n")}}
 	r, err := lint.Lint(fsys, version.WithField("_v"))

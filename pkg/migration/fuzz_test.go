@@ -60,8 +60,8 @@ func FuzzParse(f *testing.F) {
 // FuzzLoad feeds Load a directory entry of any name, type and content: a
 // regular file, a symbolic link to any target (inside, outside, a loop),
 // a FIFO, a device, a directory. Load must never panic; a FIFO, a device
-// or a directory named like a migration is an error naming it (issue 25:
-// the directory was skipped); a target outside the directory is never read; and no error line
+// or a directory named like a migration is an error naming it (it used
+// to be skipped); a target outside the directory is never read; and no error line
 // carries a raw control character or a line break of its own.
 func FuzzLoad(f *testing.F) {
 	f.Add("0001_a.yaml", uint8(0), "", []byte("collections: {}\n"))

@@ -35,7 +35,7 @@ func utf16(s string) []byte {
 	return b
 }
 
-// TestParseRefusesNonUTF8 (issue 25, item 7): a UTF-16 or UTF-32 file,
+// TestParseRefusesNonUTF8: a UTF-16 or UTF-32 file,
 // which the YAML library decoded and accepted while git shows it as
 // binary (so a review sees nothing), is refused naming the encoding; so
 // is a file with a NUL byte, a byte that is not UTF-8, or a control
@@ -78,7 +78,7 @@ func TestParseRefusesNonUTF8(t *testing.T) {
 	}
 }
 
-// TestParseRefusesTagsAndMergeKeys (issue 25, item 13): a tag on a
+// TestParseRefusesTagsAndMergeKeys: a tag on a
 // mapping or a list was ignored (`!!set`, `!custom` read as a plain
 // mapping) and a merge key gave a confusing message; both are refused at
 // their line.
@@ -91,7 +91,7 @@ func TestParseRefusesTagsAndMergeKeys(t *testing.T) {
 		`0001_a.yaml:5:9: merge key "<<" is not supported; write the keys out`)
 }
 
-// TestParseSyntaxErrorOnLineOne (issue 25, item 13): the YAML library
+// TestParseSyntaxErrorOnLineOne: the YAML library
 // names no line for an error whose marks are on the first line; the
 // error is placed at 1:1 instead of having no position.
 func TestParseSyntaxErrorOnLineOne(t *testing.T) {
@@ -99,7 +99,7 @@ func TestParseSyntaxErrorOnLineOne(t *testing.T) {
 	wantIn(t, parseError(t, "description: x\ncollections: {users: {upgrade: *nope}}\n"), "0001_a.yaml:2:32: syntax error: unknown anchor 'nope' referenced")
 }
 
-// TestParseRefusesUnprintableNamesAndPaths (issue 25, item 11): lint
+// TestParseRefusesUnprintableNamesAndPaths: lint
 // accepted `name: "evil\e[31m\nname"`, which plans and reports then print;
 // index names, index fields and step paths now follow the rule for
 // collection names: no control or non-printable character (a zero-width

@@ -97,7 +97,7 @@ func TestLoadRefusesLinksLeavingTheDirectory(t *testing.T) {
 
 // TestLoadReadsRegularFilesOnly: a FIFO (which would block the read
 // forever) and a device are refused without being opened; so is a
-// directory named like a migration (issue 25: it was skipped silently,
+// directory named like a migration (it was skipped silently,
 // while docs/file-format.md calls it an error).
 func TestLoadReadsRegularFilesOnly(t *testing.T) {
 	dir := t.TempDir()

@@ -7,8 +7,8 @@ import (
 )
 
 // TestParseAcceptsWhatMongoDBAccepts holds step forms MongoDB's update
-// operators accept and mongomig once refused when it loaded the file
-// (issue 15, items 5, 6 and 8). Each case cites the MongoDB source that
+// operators accept and mongomig once refused when it loaded the file.
+// Each case cites the MongoDB source that
 // decides it.
 func TestParseAcceptsWhatMongoDBAccepts(t *testing.T) {
 	cases := []struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/report"
 )
 
-// renameThenIndex is issue 24's acceptance scenario: 0001 creates a unique
+// renameThenIndex is the acceptance scenario of a rolling deploy: 0001 creates a unique
 // index on email; 0002 renames email to contact.email, drops email_1 and
 // creates a unique index on contact.email.
 var renameThenIndex = fstest.MapFS{
@@ -34,7 +34,7 @@ var renameThenIndex = fstest.MapFS{
 `)},
 }
 
-// TestIndexPredictionUsesStoredDocuments is issue 24 hole 7: `up` builds
+// TestIndexPredictionUsesStoredDocuments: `up` builds
 // each migration's index on the documents as they are stored when it
 // applies the migration (upgrades are lazy: nothing has run 0002's
 // rename then), so on 400 users at version 0 with distinct emails email_1
@@ -70,7 +70,7 @@ func TestIndexPredictionUsesStoredDocuments(t *testing.T) {
 	}
 }
 
-// TestIndexBuildHidesKeyValues is issue 25 item 5: a dry-run report is
+// TestIndexBuildHidesKeyValues: a dry-run report is
 // posted as a pull-request comment, and the pull request chooses the
 // index ({ssn: 1}); the colliding key values are production data. By
 // default the report gives counts and _ids only; ShowKeyValues (the

@@ -21,7 +21,7 @@ import (
 // it not sparse, meets users 7 and 23 without email: MongoDB indexes both
 // as null and the build fails with E11000 (the sandbox accepts it). The
 // dry run predicts it, names a colliding _id and would reject; with
-// sparse: true (as the samples now declare) it passes (issue 11, hole 8).
+// sparse: true (as the samples now declare) it passes.
 func TestDryRunPredictsUniqueIndexBuilds(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")

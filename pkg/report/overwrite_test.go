@@ -14,8 +14,8 @@ import (
 
 // TestValidateCountsARefusedOverwrite: a user whose contact.email the
 // current release wrote while email was still there cannot be upgraded
-// by `rename: {email: contact.email}` without destroying a value (issue 24
-// hole 2): validate counts it among the upgrade errors, with the step's
+// by `rename: {email: contact.email}` without destroying a value:
+// validate counts it among the upgrade errors, with the step's
 // message and never the values; a user whose target holds the same value
 // upgrades.
 func TestValidateCountsARefusedOverwrite(t *testing.T) {

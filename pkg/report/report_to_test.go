@@ -12,7 +12,7 @@ import (
 
 // TestDryRunReportToUsesValidatorAtTarget: `up --dry-run --to 1` reports
 // against the validator in force at 1 (0001's users schema, documents not
-// upgraded), not the last file's (issue 11, hole 11).
+// upgraded), not the last file's.
 func TestDryRunReportToUsesValidatorAtTarget(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")

@@ -19,7 +19,7 @@ import (
 // key it quotes; FerretDB v1 answers code 1 with SQLite's "UNIQUE
 // constraint failed: index 'customers_c09344de_mail_1' (2067)"
 // (serverCode), dropped: it names a table, not the index.
-func commandFailure(err error, c Command, direction string) string {
+func commandFailure(err error, c Command, direction Direction) string {
 	if c.Name != "createIndexes" || probe.ServerCode(err) != probe.CodeDuplicateKey {
 		return probe.ServerMessage(err)
 	}
@@ -33,18 +33,31 @@ func commandFailure(err error, c Command, direction string) string {
 	return msg
 }
 
-// Outcome of one command.
+// Outcome is what became of one command.
+type Outcome string
+
+// Outcomes.
 const (
-	OutcomeOK         = "ok"
-	OutcomeSkipped    = "skipped"        // nothing to do (index already absent)
-	OutcomeClientSide = "clientSideOnly" // the server refused the validator
+	OutcomeOK         Outcome = "ok"
+	OutcomeSkipped    Outcome = "skipped"        // nothing to do (index already absent)
+	OutcomeClientSide Outcome = "clientSideOnly" // the server refused the validator, or it was asked client-side only
+)
+
+// Direction is which way a run changes the database.
+type Direction string
+
+// Directions.
+const (
+	DirectionUp      Direction = "up"
+	DirectionDown    Direction = "down"
+	DirectionTighten Direction = "tighten" // up closing validator windows, no migration applied
 )
 
 // CommandResult is a command that ran and how it ended.
 type CommandResult struct {
 	Command
-	Outcome string `json:"outcome"`
-	Note    string `json:"note,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Note    string  `json:"note,omitempty"`
 	// SentAfterLoss: the fence after the command found the lease lost, so
 	// the server may have run it after another process took the lock over
 	// (a holder paused between its fence and its send): what it did may
@@ -62,7 +75,7 @@ type CommandResult struct {
 type PartialError struct {
 	Version   int64
 	File      string
-	Direction string // "up" or "down"
+	Direction Direction
 	Done      []CommandResult
 	Failed    Command
 	NotDone   []Command
@@ -75,7 +88,7 @@ type PartialError struct {
 
 func (e *PartialError) Error() string {
 	var b strings.Builder
-	what := map[string]string{"up": "apply", "down": "revert"}[e.Direction]
+	what := map[Direction]string{DirectionUp: "apply", DirectionDown: "revert"}[e.Direction]
 	if e.SentAfterLoss {
 		fmt.Fprintf(&b, "%s %s: %s: %s was sent after the lease was lost: %v; another process may have taken the lock over and changed %s since, so this command may have undone its work",
 			what, e.File, e.Failed.Collection, describeCommand(e.Failed), e.Err, e.Failed.Collection)
@@ -108,7 +121,7 @@ func (e *PartialError) Error() string {
 		verb = "down"
 	}
 	fmt.Fprintf(&b, "\n  migration %d is not recorded as %s; fix the cause and run `mongomig %s` again (every step is idempotent)",
-		e.Version, map[string]string{"up": "applied", "down": "reverted"}[e.Direction], verb)
+		e.Version, map[Direction]string{DirectionUp: "applied", DirectionDown: "reverted"}[e.Direction], verb)
 	return b.String()
 }
 
@@ -208,7 +221,7 @@ func (r *Runner) send(ctx context.Context, version int64, i int, c Command) (res
 // runAll runs cmds in order, stopping at the first failure with a
 // PartialError. It returns the collections whose validator is client-side
 // only.
-func (r *Runner) runAll(ctx context.Context, version int64, file, direction string, cmds []Command) ([]CommandResult, []string, error) {
+func (r *Runner) runAll(ctx context.Context, version int64, file string, direction Direction, cmds []Command) ([]CommandResult, []string, error) {
 	var done []CommandResult
 	var clientSide []string
 	for i, c := range cmds {

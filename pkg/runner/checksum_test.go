@@ -18,8 +18,7 @@ import (
 
 // TestDocumentaryEditsAreNotDrift: adding a downgrade, an example or a
 // description to an applied migration is not drift (down's own refusal
-// advises adding a downgrade); changing what up sends is (issue 11,
-// hole 7).
+// advises adding a downgrade); changing what up sends is.
 func TestDocumentaryEditsAreNotDrift(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")
@@ -79,7 +78,7 @@ func TestAllowDriftIsRecorded(t *testing.T) {
 
 // TestStatusWithoutCountsScansNothing: a deploy's status (and up/down's
 // summary) reads the ledger, checkpoints and leases; only --counts runs
-// the $group over each migrated collection (issue 13, item 6).
+// the $group over each migrated collection.
 func TestStatusWithoutCountsScansNothing(t *testing.T) {
 	ctx := context.Background()
 	_, rec, r := sampleApplied(t)
@@ -101,8 +100,7 @@ func TestStatusWithoutCountsScansNothing(t *testing.T) {
 
 // TestBackfillRefusesMissingFuncBeforeReading: the stock binary facing a
 // `func:` step it does not have refuses before reading any document,
-// naming the function and how to build a binary that has it (issue 13,
-// item 7).
+// naming the function and how to build a binary that has it.
 func TestBackfillRefusesMissingFuncBeforeReading(t *testing.T) {
 	ctx := context.Background()
 	rec := &cmdlog.Recorder{}

@@ -14,7 +14,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
-// TestRangeLeasesNameTheirTarget (issue 24, hole 11): the range leases of
+// TestRangeLeasesNameTheirTarget: the range leases of
 // two releases' backfills (targets 2 and 3) used to share their names
 // ("backfill:items:range:0"), so each blocked the other's ranges; a down
 // reverting items still takes the ranges of every stored plan, of every

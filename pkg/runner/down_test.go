@@ -32,7 +32,7 @@ func writes(cmds []bson.Raw) []string {
 // TestDownRefusesBeforeChangingAnything: down --to 1 after a backfill
 // must revert 0004, 0003 and 0002, but orders at version 4 have no
 // downgrade: the whole revert is refused before the first command, and the
-// dry run refuses the same way (issue 11, hole 4: it used to revert the
+// dry run refuses the same way (it used to revert the
 // later migrations, then refuse).
 func TestDownRefusesBeforeChangingAnything(t *testing.T) {
 	ctx := context.Background()
@@ -64,7 +64,7 @@ func TestDownRefusesBeforeChangingAnything(t *testing.T) {
 // TestDownRefusesWithAnAppliedFileGone: with 0002's file deleted, reverting
 // 0004 would compute the earlier validators without it (and send
 // validator: {}): refused before anything changes, even with
-// --allow-drift (issue 11, hole 4).
+// --allow-drift.
 func TestDownRefusesWithAnAppliedFileGone(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
@@ -91,7 +91,7 @@ func TestDownRefusesWithAnAppliedFileGone(t *testing.T) {
 // TestDownDowngradesDataBeforeValidatorsAndIndexes: reverting 0003 writes
 // the users back to version 0 first (guarded $set/$unset deltas, never a
 // whole-document replace), then reverts the validator and swaps the
-// indexes back (issue 11, hole 5).
+// indexes back.
 func TestDownDowngradesDataBeforeValidatorsAndIndexes(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)

@@ -64,7 +64,7 @@ func stoppedHelper(t *testing.T, uri, point string) (*exec.Cmd, *bytes.Buffer) {
 // TestPausedHolderSendsNothingAfterTakeover: an `up` process paused
 // (SIGSTOP) between two commands for longer than its lease loses the lock
 // to another runner; resumed, it must stop with "migration lock lost"
-// without sending its next command (issue 12: it used to send its
+// without sending its next command (it used to send its
 // in-flight createIndexes without the lock). The index it would create is
 // dropped while it is paused, so a command sent after the resume would
 // bring it back.

@@ -40,7 +40,7 @@ type hostileDoc struct {
 }
 
 // hostileDocs is versiontest.StoredVersions as the sandbox can store it,
-// plus forged step markers on version-0 documents (issue 17, finding 3).
+// plus forged step markers on version-0 documents.
 func hostileDocs(mongodb bool) []hostileDoc {
 	var out []hostileDoc
 	for i, s := range versiontest.StoredVersions {
@@ -58,7 +58,7 @@ func hostileDocs(mongodb bool) []hostileDoc {
 	return out
 }
 
-// TestBackfillHostileStoredDocuments is issue 17's findings 1-3 through
+// TestBackfillHostileStoredDocuments: through
 // the backfill (server-side and client-side), status and validate: every
 // invalid version (negative, fractional, array, other types) and every
 // forged step marker is a counted failure naming its _id, left exactly as

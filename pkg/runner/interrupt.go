@@ -21,7 +21,7 @@ var ErrUnknownCollection = version.ErrUnknownCollection
 // recorded, and running the same command again finishes it (every command
 // is idempotent).
 type InterruptedError struct {
-	Direction string // "up" or "down"
+	Direction Direction // up or down
 	Done      []Applied
 	Total     int           // migrations the run meant to apply or revert
 	Partial   *PartialError // the migration it stopped inside, if any
@@ -73,7 +73,7 @@ func finishing(ctx context.Context) context.Context {
 
 // interrupted turns the error of a run whose caller's context was
 // cancelled into an [InterruptedError]; other errors pass unchanged.
-func interrupted(ctx context.Context, err error, direction string, done []Applied, total int) error {
+func interrupted(ctx context.Context, err error, direction Direction, done []Applied, total int) error {
 	if err == nil || ctx.Err() == nil || errors.Is(err, ErrLockLost) {
 		return err
 	}

@@ -73,7 +73,7 @@ func TestInterruptedBetweenCommands(t *testing.T) {
 // TestVersionFieldHasOneSource: version.WithField given through
 // WithVersionOptions is the field the window, backfill, down and status
 // use too (it used to stamp _v while they filtered on version); naming two
-// different fields is an error (issue 11, hole 10).
+// different fields is an error.
 func TestVersionFieldHasOneSource(t *testing.T) {
 	ctx := context.Background()
 	db := sandboxtest.Database(t, "app")

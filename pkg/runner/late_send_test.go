@@ -78,7 +78,7 @@ func (l *logged) kinds() []string {
 	return out
 }
 
-// TestLateCommandAfterTakeoverIsReportedAndUndone (issue 24, hole 3): a
+// TestLateCommandAfterTakeoverIsReportedAndUndone: a
 // holder paused right after the fence of 0001's createIndexes email_1 (its
 // goroutine and heartbeat blocked, what SIGSTOP leaves) loses the lock to a
 // second runner, which applies 0001..0004, 0003 dropping email_1. Resumed,
@@ -144,7 +144,7 @@ func containsKinds(have []string, want ...string) bool {
 	return i == len(want)
 }
 
-// TestTakeoverPutsTheDeclaredStateBack (issue 24, hole 3): a holder that
+// TestTakeoverPutsTheDeclaredStateBack: a holder that
 // takes over an expired migration lock compares the server with what the
 // applied migrations declare before it applies more. Here the expired
 // holder (a paused process) brought email_1 back after 0003 had dropped it
@@ -195,7 +195,7 @@ func TestTakeoverPutsTheDeclaredStateBack(t *testing.T) {
 	}
 }
 
-// TestFallbackCommandsAreFenced (issue 24, hole 3): create falls back to
+// TestFallbackCommandsAreFenced: create falls back to
 // collMod when the collection exists (and, where the server refuses
 // validators, to a plain create). Those fallbacks used to be sent with no
 // fence at all. Here the collection appears, and an operator forces the

@@ -10,7 +10,7 @@ import (
 )
 
 // A lease names the command its holder runs, so status, unlock and a
-// waiting process can say what holds it (issue 12: "holder (host, pid,
+// waiting process can say what holds it ("holder (host, pid,
 // command)").
 func TestLeaseNamesItsCommand(t *testing.T) {
 	ctx := context.Background()

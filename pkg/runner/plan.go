@@ -21,7 +21,7 @@ type PlannedMigration struct {
 
 // Plan is what Up (or Down) would do, computed without changing anything.
 type Plan struct {
-	Direction  string             `json:"direction"`
+	Direction  Direction          `json:"direction"`
 	Current    int64              `json:"current"`
 	Target     int64              `json:"target"`
 	Migrations []PlannedMigration `json:"migrations"`

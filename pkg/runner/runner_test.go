@@ -147,7 +147,7 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	// 0003 raises users to document version 3: the validator is sent inside
 	// the window, accepting older versions until a backfill proves none
 	// left, each checked against its own schema: version 3 against 0003's,
-	// version 0 (no version field) against 0001's (issue 11, hole 2: the
+	// version 0 (no version field) against 0001's (the
 	// old window let every older document through unchecked).
 	ms, err := migration.Load(samples(t))
 	if err != nil {
@@ -155,7 +155,7 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	}
 	schema3, schema0 := ms[2].Collection("users").Validator, ms[0].Collection("users").Validator
 	// A branch names its version as pkg/version's rule has it: never an
-	// array holding it (issue 17).
+	// array holding it.
 	notArray := bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
 	num := bson.A{"int", "long", "double"}
 	is0 := bson.D{{Key: "$or", Value: bson.A{

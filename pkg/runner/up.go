@@ -20,7 +20,7 @@ type Applied struct {
 	Version    int64           `json:"version"`
 	Name       string          `json:"name"`
 	File       string          `json:"file"`
-	Direction  string          `json:"direction"`
+	Direction  Direction       `json:"direction"`
 	DurationMS int64           `json:"durationMs"`
 	Commands   []CommandResult `json:"commands"`
 	// ClientSideValidators lists collections whose validator the server

@@ -11,7 +11,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/runner"
 )
 
-// TestTighteningRacesAnOldReleasesInsert (issue 24, hole 5): the proof
+// TestTighteningRacesAnOldReleasesInsert: the proof
 // runs before the tightening collMod; an old release's insert between the
 // two (here: right after the collMod's fence) is accepted by the window
 // still in force. The window used to close with a version-0 user in the
@@ -55,7 +55,7 @@ func TestTighteningRacesAnOldReleasesInsert(t *testing.T) {
 	}
 }
 
-// TestDownRacesTheReleaseItRollsBack (issue 24, hole 6): release 3 inserts
+// TestDownRacesTheReleaseItRollsBack: release 3 inserts
 // a version-3 item just before the restoring collMod of down --to 2 (the
 // window then in force accepts it). After a successful down one item used
 // to stay at version 3, unreadable for release 2; one more downgrade pass

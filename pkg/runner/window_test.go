@@ -72,8 +72,8 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 
 // TestValidatorWindowOnMongoDB checks what the window means on a real
 // server: inside it each version is checked against its own schema (a
-// version-0 document against 0001's, so one without email is refused:
-// issue 11, hole 2), a version no migration knows is refused, a current
+// version-0 document against 0001's, so one without email is
+// refused), a version no migration knows is refused, a current
 // one must be valid; after tightening, old ones are refused.
 func TestValidatorWindowOnMongoDB(t *testing.T) {
 	db := sandboxtest.MongoDB(t, "mongomig_test_window", "the window's enforcement needs a server with validators (the exact commands are checked by TestUpFromEmptyThenNothingPending and TestValidatorWindowTightensAfterBackfill)")
@@ -109,7 +109,7 @@ func TestValidatorWindowOnMongoDB(t *testing.T) {
 
 // TestWindowNotTightenedOnStaleProof: a version-0 document written after
 // the backfill proved none remained (an old release still running) keeps
-// the window open: up re-proves before closing it (issue 11, hole 3).
+// the window open: up re-proves before closing it.
 func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 	ctx := context.Background()
 	db, rec, r := sampleApplied(t)
@@ -141,8 +141,7 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 
 // TestWindowReopensAfterDown: after up, backfill, up (closed), down --to 2
 // brings users back to version 0; the next up sends the window again, not
-// the plain schema, and does not close it before a new backfill (issue 11,
-// hole 6).
+// the plain schema, and does not close it before a new backfill.
 func TestWindowReopensAfterDown(t *testing.T) {
 	ctx := context.Background()
 	_, rec, r := sampleApplied(t)

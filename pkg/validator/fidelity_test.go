@@ -12,7 +12,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/validator"
 )
 
-// Regression tests for issue 15 ($jsonSchema fidelity). Each case names the
+// Regression tests of $jsonSchema fidelity. Each case names the
 // MongoDB source file that decides it; paths are relative to the
 // mongodb/mongo repository.
 
@@ -219,7 +219,7 @@ func TestCompileLikeMongoDB(t *testing.T) {
 }
 
 // TestValidateDoesNotAllocatePerField pins the allocation budget of the
-// Validate100k benchmark's documents (issue 15: at most 10 per document).
+// Validate100k benchmark's documents (at most 10 per document).
 func TestValidateDoesNotAllocatePerField(t *testing.T) {
 	var d bson.D
 	if err := bson.UnmarshalExtJSON([]byte(realisticSchema), false, &d); err != nil {

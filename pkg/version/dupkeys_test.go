@@ -10,7 +10,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
-// TestDuplicateKeysAStepNames is issue 25 item 3: MongoDB stores a
+// TestDuplicateKeysAStepNames: MongoDB stores a
 // document's repeated keys as sent, so {_id: 17, status: "x", status:
 // "y"} with `set: {status: active}` used to change the first copy while
 // the application (bson.M, a struct) decodes the last. A repeated

@@ -14,7 +14,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/version/versiontest"
 )
 
-// TestVersionRule is issue 17's findings 1 and 2 for the lazy path: a
+// TestVersionRule: for the lazy path: a
 // negative, fractional, array, string, Decimal128 or other version is a
 // *VersionError naming the _id on every entry point (a negative version
 // used to be upgraded as if it were 0), and VersionOfRaw and ParseVersion
@@ -112,7 +112,7 @@ func dupVersion(t *testing.T) bson.Raw {
 	return raw
 }
 
-// TestDuplicateVersionKeys is issue 17's finding 4: the first version key
+// TestDuplicateVersionKeys: the first version key
 // used to win (a current document was returned as is, the stale copy
 // kept), while the Go driver decodes the last one into bson.M and
 // structs. A repeated version field is a *VersionError naming the _id on
@@ -149,8 +149,8 @@ func TestDuplicateVersionKeys(t *testing.T) {
 
 // TestVersionFiltersAgreeWithTheRule stores every value of versiontest.StoredVersions
 // on the sandbox and requires each version filter to match exactly the
-// documents the Go rule puts there (issue 17's finding 1: {version: 1}
-// matched version: [1, 2], so the server-side backfill upgraded it).
+// documents the Go rule puts there ({version: 1} used to match
+// version: [1, 2], so the server-side backfill upgraded it).
 func TestVersionFiltersAgreeWithTheRule(t *testing.T) {
 	checkVersionFilters(t, sandboxtest.Database(t, "filters"), false)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
-// TestWriteBackLosesToAServerSideStep replays issue 11's hole 1: the
+// TestWriteBackLosesToAServerSideStep: the
 // application reads a version-0 document; a server-side backfill step
 // runs that changes nothing in it but the step marker; the application's
 // write-back must then match nothing (it used to win, leaving a current
@@ -171,7 +171,7 @@ func sortedD(m bson.M) bson.D {
 	return d
 }
 
-// TestForgedMarkerIsNotTrusted is issue 17's finding 3: a user field named
+// TestForgedMarkerIsNotTrusted: a user field named
 // _mongomig_step used to be read as backfill progress, so {_mongomig_step:
 // 1} on a version-0 document skipped the rename (the result lacked b) and
 // {_mongomig_step: 0} was deleted. Anything but the exact marker shape,
@@ -208,7 +208,7 @@ func TestForgedMarkerIsNotTrusted(t *testing.T) {
 // TestMarkerResumes: a document the server-side backfill left after unit
 // k is finished from unit k+1 on every path, to the marker's target and
 // then on through the Go-only upgrade; an application older than the
-// backfill cannot finish it: a TooNewError (issue 24, hole 1).
+// backfill cannot finish it: a TooNewError.
 func TestMarkerResumes(t *testing.T) {
 	plan, ok := serverRegistry(t, 3).ServerPlan("users", 0) // the backfill's plan: 0 -> 3
 	if !ok {
@@ -248,7 +248,7 @@ func TestMarkerResumes(t *testing.T) {
 // order that 0004's server-side plan left partway (version 3, marker to
 // 4). Every read path refuses it as too new, UpgradeRaw's fast path
 // included: serving it as current let the release's whole-document write
-// erase what the plan had moved (issue 24, hole 1). A marker that leads
+// erase what the plan had moved. A marker that leads
 // nowhere past the current version is still left alone.
 func TestMarkerPastCurrentIsTooNew(t *testing.T) {
 	reg := serverRegistry(t, 2)

@@ -93,7 +93,7 @@ var mongoRules = []mongoRule{
 	{`{set: {a.01: 9}}`, `{"_id": 1, "a": [1, 2]}`, `{"_id":1,"a":[1,9]}`, "update_object_node.cpp getChild: parseUnsignedBase10Integer('01') is 1"},
 }
 
-// TestMongoDBRules pins each rule above (issue 15: items 5-8 and the paths
+// TestMongoDBRules pins each rule above (items 5-8 and the paths
 // through arrays).
 func TestMongoDBRules(t *testing.T) {
 	for _, r := range mongoRules {

@@ -33,7 +33,7 @@ func overwriteRegistry(t *testing.T, wide bool) *version.Registry {
 	return r
 }
 
-// TestRenameNeverOverwrites is issue 24 hole 2 in the step code: a rename
+// TestRenameNeverOverwrites: a rename
 // or copy onto a target that holds another value is an UpgradeError
 // wrapping an OverwriteError on every entry point (Upgrade with and
 // without an overlay, UpgradeRaw, UpgradeM, ApplyOne), where MongoDB's

@@ -213,7 +213,7 @@ func TestStamp(t *testing.T) {
 	}
 }
 
-// TestUnknownCollection: issue 10 item 10. A collection no migration names
+// TestUnknownCollection: A collection no migration names
 // is an error everywhere a document is stamped, upgraded or validated (a
 // typo would stamp version 0, and the next backfill would upgrade current
 // documents again), with a did-you-mean; WithCollections and

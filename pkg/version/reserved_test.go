@@ -10,8 +10,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
-// TestStepsMayNotTouchMongomigsFields is issue 17's "hostile input"
-// finding that lint accepted `rename: {text: _mongomig_step}` (the backfill
+// TestStepsMayNotTouchMongomigsFields: lint used to accept `rename: {text: _mongomig_step}` (the backfill
 // then wrote a forged marker) and `set: {version: 7}` (examples showed 7,
 // the backfill stamped 2). A step whose source or target is the version
 // field (whatever WithField names it), the step marker, or a path inside

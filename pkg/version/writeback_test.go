@@ -169,8 +169,8 @@ func TestWriteBackConcurrentMongoDB(t *testing.T) {
 }
 
 // TestDeltaGuardsDollarDocuments: a field holding a document whose first
-// name starts with '$' (allowed below the top level since MongoDB 5.0,
-// issue 15 item 5) is guarded with $eq: as a bare filter value
+// name starts with '$' (allowed below the top level since MongoDB 5.0)
+// is guarded with $eq: as a bare filter value
 // {a: {$kind: 1}} MongoDB's query parser would read $kind as an operator
 // (src/mongo/db/matcher/expression_parser.cpp, isExpressionDocument: an
 // object whose first field starts with '$' is an operator expression).

@@ -63,7 +63,7 @@ func TestProjectedReadsAreNotWrittenBack(t *testing.T) {
 // driver's default is Before). Its upgrade used to be the upgrade of a
 // document the server no longer held: a copy step read the old source,
 // and the guarded delta matched, storing the old email as the copy of the
-// new one. Since issue 24 (hole 2) the wrapper upgrades the document and
+// new one. The wrapper upgrades the document and
 // writes it back before the update, whatever ReturnDocument says: the
 // copy is taken from the email as it was when the document was upgraded
 // (login keeps the old address, as if a backfill had run first), and the

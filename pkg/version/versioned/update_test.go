@@ -23,7 +23,7 @@ func emailOf(t *testing.T, d bson.D) any {
 	return lookup(contact, "email")
 }
 
-// TestUpdateNeverErasesItsOwnWrite is issue 24 hole 2: the current release
+// TestUpdateNeverErasesItsOwnWrite: the current release
 // $sets contact.email on a user still at version 0 ({email: old}), with
 // After and Sync. The server used to store both fields, the upgrade's
 // rename of email onto contact.email then overwrote the new value with
@@ -130,8 +130,8 @@ func TestUpsertFindsTheOldDocument(t *testing.T) {
 	}
 }
 
-// TestApplicationWritesCarryNoMarker is issue 25 item 2 on the write
-// paths: a document written whole is current, so a step marker in the
+// TestApplicationWritesCarryNoMarker, on the write paths:
+// a document written whole is current, so a step marker in the
 // application's document (a bson.M built from a client's JSON) is
 // dropped by InsertOne, InsertMany, ReplaceOne and FindOneAndReplace
 // (Registry.Stamp), as its version field is replaced; an update that
