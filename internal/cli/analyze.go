@@ -33,16 +33,23 @@ func analyzeCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			opts, format, out, err := parseAnalyzeFlags(c, e.g.JSON)
+			opts, err := parseAnalyzeFlags(c, e.g.JSON)
 			if err != nil {
 				return err
 			}
-			return e.runAnalyze(c.Context, opts, format, out)
+			return e.runAnalyze(c.Context, opts)
 		},
 	}
 }
 
-func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (inspect.AnalyzeOptions, string, string, error) {
+// analyzeOptions are analyze's parsed flags.
+type analyzeOptions struct {
+	analyze inspect.AnalyzeOptions
+	format  string // text, json or markdown
+	out     string // --out FILE ("": stdout)
+}
+
+func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (analyzeOptions, error) {
 	o := inspect.AnalyzeOptions{Collections: c.StringSlice("collection"), Sample: c.Int64("sample"),
 		SizeWarn: c.Float64("size-warn"), ArrayWarn: c.Int("array-warn"), GrowthWarn: c.Float64("growth-warn"), SparseBelow: c.Float64("sparse-below")}
 	format := c.String("format")
@@ -51,20 +58,21 @@ func parseAnalyzeFlags(c *cli.Context, jsonFlag bool) (inspect.AnalyzeOptions, s
 	}
 	switch {
 	case o.Sample < 0:
-		return o, "", "", usageError(fmt.Errorf("--sample %d: give a positive number of documents", o.Sample))
+		return analyzeOptions{}, usageError(fmt.Errorf("--sample %d: give a positive number of documents", o.Sample))
 	case format != "text" && format != "json" && format != "markdown":
-		return o, "", "", usageError(fmt.Errorf("unknown --format %q: use text, json or markdown", format))
+		return analyzeOptions{}, usageError(fmt.Errorf("unknown --format %q: use text, json or markdown", format))
 	case o.SizeWarn <= 0 || o.SizeWarn > 1, o.SparseBelow <= 0 || o.SparseBelow > 1:
-		return o, "", "", usageError(fmt.Errorf("--size-warn and --sparse-below are fractions: give a number above 0 and at most 1, such as 0.5"))
+		return analyzeOptions{}, usageError(fmt.Errorf("--size-warn and --sparse-below are fractions: give a number above 0 and at most 1, such as 0.5"))
 	case o.GrowthWarn <= 0 || o.GrowthWarn > 1:
-		return o, "", "", usageError(fmt.Errorf("--growth-warn %g: give a correlation above 0 and at most 1, such as 0.5", o.GrowthWarn))
+		return analyzeOptions{}, usageError(fmt.Errorf("--growth-warn %g: give a correlation above 0 and at most 1, such as 0.5", o.GrowthWarn))
 	case o.ArrayWarn <= 0:
-		return o, "", "", usageError(fmt.Errorf("--array-warn %d: give a positive length", o.ArrayWarn))
+		return analyzeOptions{}, usageError(fmt.Errorf("--array-warn %d: give a positive length", o.ArrayWarn))
 	}
-	return o, format, c.String("out"), nil
+	return analyzeOptions{analyze: o, format: format, out: c.String("out")}, nil
 }
 
-func (e *env) runAnalyze(ctx context.Context, opts inspect.AnalyzeOptions, format, out string) error {
+func (e *env) runAnalyze(ctx context.Context, ao analyzeOptions) error {
+	opts, format, out := ao.analyze, ao.format, ao.out
 	db, closeDB, err := e.connect(ctx)
 	if err != nil {
 		return err

@@ -40,23 +40,37 @@ func backfillCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if err := backfillFlagValues(c); err != nil {
+			opts, err := parseBackfillFlags(c)
+			if err != nil {
 				return err
 			}
-			if c.Bool("client-side") && c.Bool("server-side") {
-				return usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
-			}
-			if c.IsSet("always-guard") {
-				return usageError(fmt.Errorf("--always-guard is retired: backfill writes are guarded on the old values by default on every server, and the flag never changes the path; drop it (--assume-no-writers turns the guards off, only if no application writes the collection)"))
-			}
-			return e.runBackfill(c.Context, c, backfill.Options{
-				Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
-				Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
-				ServerSide: c.Bool("server-side"), AssumeNoWriters: c.Bool("assume-no-writers"),
-				Workers: c.Int("workers"),
-			})
+			return e.runBackfill(c.Context, opts)
 		},
 	}
+}
+
+// backfillOptions are backfill's parsed flags.
+type backfillOptions struct {
+	backfill backfill.Options
+	lock     *lockOptions
+}
+
+func parseBackfillFlags(c *cli.Context) (backfillOptions, error) {
+	if err := backfillFlagValues(c); err != nil {
+		return backfillOptions{}, err
+	}
+	if c.Bool("client-side") && c.Bool("server-side") {
+		return backfillOptions{}, usageError(fmt.Errorf("--client-side and --server-side contradict each other: pick one"))
+	}
+	if c.IsSet("always-guard") {
+		return backfillOptions{}, usageError(fmt.Errorf("--always-guard is retired: backfill writes are guarded on the old values by default on every server, and the flag never changes the path; drop it (--assume-no-writers turns the guards off, only if no application writes the collection)"))
+	}
+	return backfillOptions{backfill: backfill.Options{
+		Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
+		Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
+		ServerSide: c.Bool("server-side"), AssumeNoWriters: c.Bool("assume-no-writers"),
+		Workers: c.Int("workers"),
+	}, lock: parseLockFlags(c)}, nil
 }
 
 // backfillFlagValues refuses (exit 2) a --batch, --workers, --rate or
@@ -80,12 +94,13 @@ func backfillFlagValues(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) runBackfill(ctx context.Context, c *cli.Context, opts backfill.Options) error {
-	s, err := e.open(ctx, c, nil)
+func (e *env) runBackfill(ctx context.Context, o backfillOptions) error {
+	s, err := e.open(ctx, openOptions{lock: o.lock}, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	opts := o.backfill
 	opts.Progress = true
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()

@@ -23,12 +23,29 @@ func createCommand(e *env) *cli.Command {
 		Usage:     "write the next numbered migration file from a commented template",
 		ArgsUsage: "NAME",
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 1 {
-				return usageError(errors.New("create takes one argument, the migration's name: mongomig create add_user_status"))
+			opts, err := parseCreateArgs(c)
+			if err != nil {
+				return err
 			}
-			return runCreate(e.out, e.g.Dir, c.Args().First())
+			return e.runCreate(opts)
 		},
 	}
+}
+
+// createOptions are create's parsed argument.
+type createOptions struct {
+	name string // the migration's name as typed (made snake_case)
+}
+
+func parseCreateArgs(c *cli.Context) (createOptions, error) {
+	if c.Args().Len() != 1 {
+		return createOptions{}, usageError(errors.New("create takes one argument, the migration's name: mongomig create add_user_status"))
+	}
+	return createOptions{name: c.Args().First()}, nil
+}
+
+func (e *env) runCreate(o createOptions) error {
+	return createFile(e.out, e.g.Dir, o.name)
 }
 
 // createResult is create's --json output.
@@ -40,7 +57,8 @@ type createResult struct {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
 
-func runCreate(o *output, dir, rawName string) error {
+// createFile writes the next numbered migration file named rawName in dir.
+func createFile(o *output, dir, rawName string) error {
 	name := toSnake(rawName)
 	if !nameRE.MatchString(name) {
 		return usageError(fmt.Errorf("invalid migration name %q: use letters, digits and underscores, such as add_user_status", rawName))

@@ -42,14 +42,18 @@ func demoCommand(e *env) *cli.Command {
 				defer os.RemoveAll(dir)
 				e.g.Embedded = dir
 			}
-			return e.runDemo(c.Context)
+			return e.runDemo(c.Context, demoOptions{})
 		},
 	}
 }
 
-func (e *env) runDemo(ctx context.Context) error {
+// demoOptions: demo has no flags of its own (--embedded names its
+// sandbox; the Action gives it a temporary one otherwise).
+type demoOptions struct{}
+
+func (e *env) runDemo(ctx context.Context, _ demoOptions) error {
 	o := e.out
-	s, err := e.open(ctx, nil, migrations.FS)
+	s, err := e.open(ctx, openOptions{}, migrations.FS)
 	if err != nil {
 		return err
 	}

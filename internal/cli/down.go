@@ -32,24 +32,41 @@ func downCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return funcMissing(e.runDown(c.Context, c), "down", "")
+			return funcMissing(e.runDown(c.Context, parseDownFlags(c)), "down", "")
 		},
 	}
 }
 
-func (e *env) runDown(ctx context.Context, c *cli.Context) error {
-	s, err := e.open(ctx, c, nil)
+// downOptions are down's parsed flags.
+type downOptions struct {
+	// to is --to (toSet: given, and checked once the files are read);
+	// without it, the last applied migration only.
+	to    int64
+	toSet bool
+	// dryRun is --dry-run.
+	dryRun bool
+	// open: the lock flags and --allow-drift.
+	open openOptions
+}
+
+func parseDownFlags(c *cli.Context) downOptions {
+	return downOptions{to: c.Int64("to"), toSet: c.IsSet("to"), dryRun: c.Bool("dry-run"),
+		open: openOptions{lock: parseLockFlags(c), allowDrift: c.Bool("allow-drift")}}
+}
+
+func (e *env) runDown(ctx context.Context, o downOptions) error {
+	s, err := e.open(ctx, o.open, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	to := int64(-1)
-	if c.IsSet("to") {
-		if to = c.Int64("to"); to < 0 {
+	if o.toSet {
+		if to = o.to; to < 0 {
 			return usageError(fmt.Errorf("--to %d: versions are 0 or more", to))
 		}
 	}
-	if c.Bool("dry-run") {
+	if o.dryRun {
 		if to < 0 {
 			st, err := s.runner.LedgerStatus(ctx)
 			if err != nil {

@@ -26,8 +26,7 @@ func clientSideValidatorFlag() cli.Flag {
 
 // checkClientSideFlag refuses a --client-side-validator collection no
 // migration gives a validator (a typo would otherwise do nothing).
-func checkClientSideFlag(c *cli.Context, ms []*migration.Migration) error {
-	colls := c.StringSlice(clientSideFlag)
+func checkClientSideFlag(colls []string, ms []*migration.Migration) error {
 	var known []string
 	for _, m := range ms {
 		for _, mc := range m.Collections {

@@ -21,12 +21,16 @@ func infoCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return e.runInfo(c.Context)
+			return e.runInfo(c.Context, infoOptions{})
 		},
 	}
 }
 
-func (e *env) runInfo(ctx context.Context) error {
+// infoOptions: info has no flags of its own (the global ones name the
+// server).
+type infoOptions struct{}
+
+func (e *env) runInfo(ctx context.Context, _ infoOptions) error {
 	db, closeDB, err := e.connect(ctx)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,18 +31,31 @@ func lintCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			var server func(*lint.Report, []*migration.Migration) error
-			if uri := c.String("server"); uri != "" {
-				server = func(rep *lint.Report, ms []*migration.Migration) error { return e.lintServer(c.Context, uri, rep, ms) }
-			}
-			return runLint(e.out, e.g, server, e.cfg.VersionOptions...)
+			return e.runLint(c.Context, parseLintFlags(c))
 		},
 	}
 }
 
-// runLint lints --dir; server, when set, adds the problems of checking
+// lintOptions are lint's parsed flags.
+type lintOptions struct {
+	server string // --server URI ("": no server check)
+}
+
+func parseLintFlags(c *cli.Context) lintOptions {
+	return lintOptions{server: c.String("server")}
+}
+
+func (e *env) runLint(ctx context.Context, o lintOptions) error {
+	var server func(*lint.Report, []*migration.Migration) error
+	if o.server != "" {
+		server = func(rep *lint.Report, ms []*migration.Migration) error { return e.lintServer(ctx, o.server, rep, ms) }
+	}
+	return lintDir(e.out, e.g, server, e.cfg.VersionOptions...)
+}
+
+// lintDir lints --dir; server, when set, adds the problems of checking
 // the files that parsed against a server.
-func runLint(o *output, g globals, server func(*lint.Report, []*migration.Migration) error, opts ...version.Option) error {
+func lintDir(o *output, g globals, server func(*lint.Report, []*migration.Migration) error, opts ...version.Option) error {
 	fsys, err := migrationDir(g)
 	if err != nil {
 		return err

@@ -56,22 +56,35 @@ func (e *env) reporter(s *session) (*report.Reporter, error) {
 	return report.New(s.db, s.runner.Migrations(), e.cfg.VersionOptions...)
 }
 
+// parseReportFlags reads and checks the report flags.
 func parseReportFlags(c *cli.Context, jsonFlag bool) (reportSettings, error) {
+	s := readReportFlags(c, jsonFlag)
+	return s, s.check()
+}
+
+// readReportFlags reads the report flags without checking them: up checks
+// them only for --dry-run, once the files are read.
+func readReportFlags(c *cli.Context, jsonFlag bool) reportSettings {
 	s := reportSettings{sample: c.Int64("sample"), format: c.String("format"), out: c.String("out"), allIDs: c.Bool("all-ids"), showValues: c.Bool("show-values")}
 	if jsonFlag && !c.IsSet("format") {
 		s.format = "json"
 	}
+	return s
+}
+
+// check refuses (exit 2) a negative --sample and an unknown --format.
+func (s reportSettings) check() error {
 	if s.sample < 0 {
-		return s, usageError(fmt.Errorf("--sample %d: give a positive number of documents", s.sample))
+		return usageError(fmt.Errorf("--sample %d: give a positive number of documents", s.sample))
 	}
 	ok := false
 	for _, f := range reportFormats {
 		ok = ok || f == s.format
 	}
 	if !ok {
-		return s, usageError(fmt.Errorf("unknown --format %q: use %s", s.format, strings.Join(reportFormats, ", ")))
+		return usageError(fmt.Errorf("unknown --format %q: use %s", s.format, strings.Join(reportFormats, ", ")))
 	}
-	return s, nil
+	return nil
 }
 
 // progress renders a one-line progress indicator on stderr when it is a

@@ -29,9 +29,46 @@ type session struct {
 	close  func()
 }
 
+// lockOptions are the parsed --lock-wait and --lock-lease.
+type lockOptions struct {
+	wait, lease time.Duration
+}
+
+// parseLockFlags reads the lock flags of a command that has them
+// (lockFlags): their value, environment variable or default.
+func parseLockFlags(c *cli.Context) *lockOptions {
+	return &lockOptions{wait: c.Duration("lock-wait"), lease: c.Duration("lock-lease")}
+}
+
+// openOptions are what a command's flags change in the runner it opens.
+type openOptions struct {
+	// lock: nil keeps the runner's default wait and lease (commands
+	// without lock flags).
+	lock *lockOptions
+	// allowDrift is --allow-drift (up and down).
+	allowDrift bool
+	// clientSideValidators is up's --client-side-validator.
+	clientSideValidators []string
+}
+
+// runnerOptions are the runner options o asks for.
+func (o openOptions) runnerOptions() []runner.Option {
+	var opts []runner.Option
+	if o.lock != nil {
+		opts = append(opts, runner.WithLockWait(o.lock.wait), runner.WithLockLease(o.lock.lease))
+	}
+	if o.allowDrift {
+		opts = append(opts, runner.WithAllowDrift(true))
+	}
+	if len(o.clientSideValidators) > 0 {
+		opts = append(opts, runner.WithClientSideValidators(o.clientSideValidators...))
+	}
+	return opts
+}
+
 // open connects and builds a runner for --dir; fsys overrides --dir when
 // not nil (demo uses the embedded samples).
-func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...runner.Option) (*session, error) {
+func (e *env) open(ctx context.Context, oo openOptions, fsys fs.FS) (*session, error) {
 	if fsys == nil {
 		var err error
 		if fsys, err = migrationDir(e.g); err != nil {
@@ -53,15 +90,7 @@ func (e *env) open(ctx context.Context, c *cli.Context, fsys fs.FS, extra ...run
 		return nil, err
 	}
 	opts := []runner.Option{runner.WithToolVersion(toolVersion()), runner.WithLogger(events.LoggerFunc(e.renderEvent)), runner.WithVersionOptions(e.cfg.VersionOptions...)}
-	if c != nil {
-		if hasFlag(c, "lock-wait") {
-			opts = append(opts, runner.WithLockWait(c.Duration("lock-wait")), runner.WithLockLease(c.Duration("lock-lease")))
-		}
-		if hasFlag(c, "allow-drift") {
-			opts = append(opts, runner.WithAllowDrift(c.Bool("allow-drift")))
-		}
-	}
-	r, err := runner.New(db, fsys, append(opts, extra...)...)
+	r, err := runner.New(db, fsys, append(opts, oo.runnerOptions()...)...)
 	if err != nil {
 		closeDB()
 		return nil, err

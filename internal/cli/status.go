@@ -27,18 +27,28 @@ func statusCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return e.runStatus(c.Context, c.Bool("check"), c.Bool("counts"))
+			return e.runStatus(c.Context, parseStatusFlags(c))
 		},
 	}
 }
 
-func (e *env) runStatus(ctx context.Context, check, counts bool) error {
-	s, err := e.open(ctx, nil, nil)
+// statusOptions are status's parsed flags.
+type statusOptions struct {
+	check  bool // --check: exit 3 unless clean
+	counts bool // --counts: count documents per version
+}
+
+func parseStatusFlags(c *cli.Context) statusOptions {
+	return statusOptions{check: c.Bool("check"), counts: c.Bool("counts")}
+}
+
+func (e *env) runStatus(ctx context.Context, o statusOptions) error {
+	s, err := e.open(ctx, openOptions{}, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	st, err := s.runner.StatusOf(ctx, runner.StatusOptions{Counts: counts, Check: check})
+	st, err := s.runner.StatusOf(ctx, runner.StatusOptions{Counts: o.counts, Check: o.check})
 	if err != nil {
 		return err
 	}
@@ -49,7 +59,7 @@ func (e *env) runStatus(ctx context.Context, check, counts bool) error {
 	} else {
 		e.renderStatus(st)
 	}
-	if check && !st.Clean() {
+	if o.check && !st.Clean() {
 		return silentExit(ExitCheck)
 	}
 	return nil

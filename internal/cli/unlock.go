@@ -24,12 +24,26 @@ func unlockCommand(e *env) *cli.Command {
 			"Exit codes: 0 done, 1 the lease NAME is live (without --force).",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "remove the lease even though it has not expired"}},
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 1 {
-				return usageError(fmt.Errorf("unlock takes at most one lease name, got %q", strings.Join(c.Args().Slice(), " ")))
+			opts, err := parseUnlockArgs(c)
+			if err != nil {
+				return err
 			}
-			return e.runUnlock(c.Context, c.Bool("force"), c.Args().First())
+			return e.runUnlock(c.Context, opts)
 		},
 	}
+}
+
+// unlockOptions are unlock's parsed flag and argument.
+type unlockOptions struct {
+	force bool   // --force: remove a live lease
+	name  string // the lease NAME ("": the migration lock and expired leases)
+}
+
+func parseUnlockArgs(c *cli.Context) (unlockOptions, error) {
+	if c.Args().Len() > 1 {
+		return unlockOptions{}, usageError(fmt.Errorf("unlock takes at most one lease name, got %q", strings.Join(c.Args().Slice(), " ")))
+	}
+	return unlockOptions{force: c.Bool("force"), name: c.Args().First()}, nil
 }
 
 type unlockResult struct {
@@ -39,10 +53,11 @@ type unlockResult struct {
 	Freed   []string       `json:"freed"`
 }
 
-func (e *env) runUnlock(ctx context.Context, force bool, name string) error {
+func (e *env) runUnlock(ctx context.Context, o unlockOptions) error {
+	force, name := o.force, o.name
 	// Unlocking needs no migration files: an invalid directory must not
 	// keep a stale lock in place.
-	s, err := e.open(ctx, nil, fstest.MapFS{})
+	s, err := e.open(ctx, openOptions{}, fstest.MapFS{})
 	if err != nil {
 		return err
 	}

@@ -36,12 +36,35 @@ func upCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if c.Int64("to") < 0 {
-				return usageError(fmt.Errorf("--to %d: versions are 0 or more", c.Int64("to")))
+			opts, err := parseUpFlags(c, e.g.JSON)
+			if err != nil {
+				return err
 			}
-			return e.runUp(c.Context, c)
+			return e.runUp(c.Context, opts)
 		},
 	}
+}
+
+// upOptions are up's parsed flags.
+type upOptions struct {
+	// to is --to (toSet: given); without it, every pending migration.
+	to    int64
+	toSet bool
+	// dryRun is --dry-run; report its report flags, checked only then.
+	dryRun bool
+	report reportSettings
+	// open: the lock flags, --allow-drift and --client-side-validator.
+	open openOptions
+}
+
+func parseUpFlags(c *cli.Context, jsonFlag bool) (upOptions, error) {
+	if c.Int64("to") < 0 {
+		return upOptions{}, usageError(fmt.Errorf("--to %d: versions are 0 or more", c.Int64("to")))
+	}
+	return upOptions{
+		to: c.Int64("to"), toSet: c.IsSet("to"), dryRun: c.Bool("dry-run"), report: readReportFlags(c, jsonFlag),
+		open: openOptions{lock: parseLockFlags(c), allowDrift: c.Bool("allow-drift"), clientSideValidators: c.StringSlice(clientSideFlag)},
+	}, nil
 }
 
 // upResult is up's --json output.
@@ -50,32 +73,31 @@ type upResult struct {
 	Current int64            `json:"current"`
 }
 
-func (e *env) runUp(ctx context.Context, c *cli.Context) error {
-	s, err := e.open(ctx, c, nil, runner.WithClientSideValidators(c.StringSlice(clientSideFlag)...))
+func (e *env) runUp(ctx context.Context, o upOptions) error {
+	s, err := e.open(ctx, o.open, nil)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if err := checkClientSideFlag(c, s.runner.Migrations()); err != nil {
+	if err := checkClientSideFlag(o.open.clientSideValidators, s.runner.Migrations()); err != nil {
 		return err
 	}
 	to := runner.Latest
-	if c.IsSet("to") {
-		to = c.Int64("to")
+	if o.toSet {
+		to = o.to
 		if ms := s.runner.Migrations(); len(ms) > 0 && to > ms[len(ms)-1].Version {
 			return usageError(fmt.Errorf("--to %d: no migration goes that far (the last file is %s); omit --to to apply every pending migration", to, ms[len(ms)-1].File))
 		}
 	}
-	if c.Bool("dry-run") {
-		rs, err := parseReportFlags(c, e.g.JSON)
-		if err != nil {
+	if o.dryRun {
+		if err := o.report.check(); err != nil {
 			return err
 		}
-		return wordUnenforceable(e.dryRun(ctx, s, to, rs), "up --dry-run")
+		return wordUnenforceable(e.dryRun(ctx, s, to, o.report), "up --dry-run")
 	}
 	applied, err := s.runner.UpTo(ctx, to)
 	err = wordUnenforceable(err, "up")
-	if c.IsSet("to") {
+	if o.toSet {
 		err = rerunTo(err, "up", to)
 	}
 	if err != nil {

@@ -25,17 +25,32 @@ func validateCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			rs, err := parseReportFlags(c, e.g.JSON)
+			opts, err := parseValidateFlags(c, e.g.JSON)
 			if err != nil {
 				return err
 			}
-			return e.runValidate(c.Context, c.StringSlice("collection"), rs)
+			return e.runValidate(c.Context, opts)
 		},
 	}
 }
 
-func (e *env) runValidate(ctx context.Context, colls []string, rs reportSettings) error {
-	s, err := e.open(ctx, nil, nil)
+// validateOptions are validate's parsed flags.
+type validateOptions struct {
+	collections []string // --collection ("": every collection with a validator)
+	report      reportSettings
+}
+
+func parseValidateFlags(c *cli.Context, jsonFlag bool) (validateOptions, error) {
+	rs, err := parseReportFlags(c, jsonFlag)
+	if err != nil {
+		return validateOptions{}, err
+	}
+	return validateOptions{collections: c.StringSlice("collection"), report: rs}, nil
+}
+
+func (e *env) runValidate(ctx context.Context, o validateOptions) error {
+	colls, rs := o.collections, o.report
+	s, err := e.open(ctx, openOptions{}, nil)
 	if err != nil {
 		return err
 	}
