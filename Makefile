@@ -83,6 +83,7 @@ fuzz-pass:
 	$(GO) test -run '^$$' -fuzz '^FuzzStoredDocument$$' -fuzztime $(FUZZTIME) ./pkg/version
 	$(GO) test -run '^$$' -fuzz '^FuzzLockFile$$' -fuzztime $(FUZZTIME) ./internal/sandbox
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactURI$$' -fuzztime $(FUZZTIME) ./internal/cli
+	$(GO) test -run '^$$' -fuzz '^FuzzInferFile$$' -fuzztime $(FUZZTIME) ./pkg/inspect
 	$(if $(FUZZ_DIFFERENTIAL),$(GO) test -run '^$$' -fuzz '^FuzzStepDifferential$$' -fuzztime $(FUZZTIME) ./pkg/version)
 
 ## reliability: the fault and load trials with MONGOMIG_TRIALS (default 100) each, the lease
