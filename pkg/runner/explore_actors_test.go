@@ -124,6 +124,8 @@ type xworld struct {
 	broken  []violation
 	actors  []string
 	stallPhase int
+	paused     map[string]int // actor -> steps it stays paused
+	pausedOnce map[string]bool
 	stallUntil time.Time
 }
 
@@ -212,12 +214,17 @@ func (w *xworld) accepts(v int64) bool {
 
 // oldRelease is a release knowing files up to files: it inserts users at
 // its version and rewrites users whole from its struct.
-func (w *xworld) oldRelease(actor string, files int64, ops int) func() {
+// It starts after up to delay scheduling points of thought (so that its
+// writes can land late in another actor's run).
+func (w *xworld) oldRelease(actor string, files int64, ops, delay int) func() {
 	db := w.db(actor)
 	reg := w.registry(files)
 	v := docVersionAt(files)
 	ctx := context.Background()
 	return func() {
+		for i := w.randInt(delay + 1); i > 0; i-- {
+			w.s.wait(actor, "think")
+		}
 		for i := 0; i < ops; i++ {
 			if w.randInt(2) == 0 {
 				id := w.newID()
@@ -254,12 +261,22 @@ func (w *xworld) replace(ctx context.Context, actor string, db *mongo.Database, 
 		return
 	}
 	up, _, err := reg.Upgrade("users", stored)
+	if _, marked := dMap(stored)[version.MarkerField]; marked {
+		w.s.logf("%s: read _id %d partway through a server-side upgrade: %v (upgrade: %v)", actor, id, stored, err)
+	}
 	if err != nil {
 		return // too new for it: an old release leaves it alone
 	}
+	// It changes one field and writes back the other as it read it.
 	m := dMap(up)
 	email, _ := lookupPath(m, path("email", v)).(string)
-	score := int32(1000 + w.randInt(1000))
+	score, _ := lookupPath(m, path("score", v)).(int32)
+	changed := "score"
+	if w.randInt(2) == 0 {
+		score = int32(1000 + w.randInt(1000))
+	} else {
+		changed, email = "email", fmt.Sprintf("r%d-%d@%s", id, w.randInt(1000), actor)
+	}
 	doc, err := reg.Stamp("users", userAt(v, id, actor, email, score))
 	if err != nil {
 		w.t.Error(err)
@@ -267,14 +284,19 @@ func (w *xworld) replace(ctx context.Context, actor string, db *mongo.Database, 
 	}
 	w.s.wait(actor, fmt.Sprintf("replace _id %d at version %d", id, v))
 	if !w.accepts(v) {
+		w.s.logf("%s: replace _id %d refused by the validator in force", actor, id)
 		return
 	}
 	res, err := w.check.Collection("users").ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, doc)
 	if err != nil || res.MatchedCount == 0 {
 		return
 	}
-	w.ack(id, "score", score)
-	w.ack(id, "email", email)
+	// Only the field it changed is a new acknowledged write.
+	if changed == "score" {
+		w.ack(id, "score", score)
+	} else {
+		w.ack(id, "email", email)
+	}
 }
 
 func lookupPath(m bson.M, p string) any {

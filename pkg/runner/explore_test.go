@@ -48,8 +48,8 @@ type mix struct {
 var mixes = []mix{
 	{name: "serverside-vs-old-release", hole: 1, start: 3, docs: 4, actors: func(w *xworld) map[string]func() {
 		return map[string]func(){
-			"backfill-server": w.backfillActor("backfill-server", 3, backfill.Options{ServerSide: true, Batch: 2}),
-			"release2":        w.oldRelease("release2", 2, 6),
+			"backfill-server": w.backfillActor("backfill-server", 3, backfill.Options{ServerSide: true, Batch: 8}),
+			"release2":        w.oldRelease("release2", 2, 8, 10),
 		}
 	}},
 	{name: "findoneandupdate", hole: 2, start: 2, docs: 3, actors: func(w *xworld) map[string]func() {
@@ -60,7 +60,7 @@ var mixes = []mix{
 	}},
 	{name: "paused-holder", hole: 3, start: 0, actors: func(w *xworld) map[string]func() {
 		return map[string]func(){
-			"up-a":   w.upActor("up-a", 3, 1),
+			"up-a":   w.upActor("up-a", 3, 4),
 			"up-b":   w.upActor("up-b", 3, 4),
 			"unlock": w.unlockActor("unlock", 1+w.randInt(4)),
 		}
@@ -71,19 +71,19 @@ var mixes = []mix{
 	{name: "tighten-vs-old-insert", hole: 5, start: 2, docs: 3, proven: true, actors: func(w *xworld) map[string]func() {
 		return map[string]func(){
 			"up":       w.upActor("up", 2, 1),
-			"release1": w.oldRelease("release1", 1, 4),
+			"release1": w.oldRelease("release1", 1, 3, 30),
 		}
 	}},
 	{name: "down-vs-release2", hole: 6, start: 2, docs: 3, proven: true, actors: func(w *xworld) map[string]func() {
 		return map[string]func(){
 			"down":     w.downActor("down", 2, 1),
-			"release2": w.oldRelease("release2", 2, 4),
+			"release2": w.oldRelease("release2", 2, 3, 60),
 		}
 	}},
 	{name: "everything", hole: -1, start: 2, docs: 4, actors: func(w *xworld) map[string]func() {
 		return map[string]func(){
-			"release1":        w.oldRelease("release1", 1, 3),
-			"release2":        w.oldRelease("release2", 2, 3),
+			"release1":        w.oldRelease("release1", 1, 3, 20),
+			"release2":        w.oldRelease("release2", 2, 3, 20),
 			"current":         w.currentRelease("current", versioned.Deferred, 3),
 			"backfill-server": w.backfillActor("backfill-server", 3, backfill.Options{ServerSide: true, Batch: 2}),
 			"backfill-client": w.backfillActor("backfill-client", 3, backfill.Options{ClientSide: true, Workers: 2, Batch: 2}),
@@ -187,11 +187,11 @@ func exploreSeed(t *testing.T, uri string, seed uint64, m mix) *xworld {
 	s := newSched(t, seed)
 	setup := sandboxtest.Connect(t, uri)
 	w := &xworld{t: t, s: s, uri: uri, dbName: fmt.Sprintf("explore_%d", seed), check: setup.Database(fmt.Sprintf("explore_%d", seed)),
-		lease: time.Second, acked: map[int]map[string]any{}}
+		lease: time.Second, acked: map[int]map[string]any{}, paused: map[string]int{}, pausedOnce: map[string]bool{}}
 	ctx := context.Background()
 	_ = w.check.Drop(ctx)
 	if m.start > 0 {
-		if _, err := w.runner(w.check, m.start).UpTo(ctx, m.start); err != nil {
+		if _, err := newRunner(t, w.check, exploreFilesUpTo(m.start), runner.WithLockLease(10*time.Second)).UpTo(ctx, m.start); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -210,7 +210,7 @@ func exploreSeed(t *testing.T, uri string, seed uint64, m mix) *xworld {
 	}
 	if m.start >= 3 || m.proven {
 		// Documents at version 2 (and the window proven at 2).
-		if _, err := backfill.Run(ctx, w.runner(w.check, min(m.start, 2)), backfill.Options{Collections: []string{"users"}, ClientSide: true}); err != nil {
+		if _, err := backfill.Run(ctx, newRunner(t, w.check, exploreFilesUpTo(min(m.start, 2)), runner.WithLockLease(10*time.Second)), backfill.Options{Collections: []string{"users"}, ClientSide: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func exploreSeed(t *testing.T, uri string, seed uint64, m mix) *xworld {
 	}
 	for i := 0; i < 3000; i++ {
 		w.checkDocs(m.hole)
-		if !s.step(func(ws []*waiter) int { return s.rng.IntN(len(ws)) }) {
+		if !s.step(w.pick) {
 			if s.allDone(names) {
 				break
 			}
@@ -231,6 +231,38 @@ func exploreSeed(t *testing.T, uri string, seed uint64, m mix) *xworld {
 	}
 	w.checkDeclared()
 	return w
+}
+
+// pick chooses the next command: at random among the actors not paused,
+// and a runner actor waiting at a DDL command (its fence passed) is
+// sometimes paused there for a while instead: the holder stopped between
+// its fence and its send. Called with s.mu held.
+func (w *xworld) pick(ws []*waiter) int {
+	var free []int
+	for i, x := range ws {
+		if w.paused[x.actor] == 0 {
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		clear(w.paused)
+		return w.s.rng.IntN(len(ws))
+	}
+	for a := range w.paused {
+		if w.paused[a]--; w.paused[a] == 0 {
+			delete(w.paused, a)
+		}
+	}
+	i := free[w.s.rng.IntN(len(free))]
+	x := ws[i]
+	ddl := strings.HasPrefix(x.desc, "create") || strings.HasPrefix(x.desc, "collMod") || strings.HasPrefix(x.desc, "dropIndexes")
+	if ddl && len(free) > 1 && w.s.rng.IntN(3) == 0 && !w.pausedOnce[x.actor] {
+		w.pausedOnce[x.actor] = true
+		w.paused[x.actor] = 20 + w.s.rng.IntN(60)
+		w.s.log = append(w.s.log, fmt.Sprintf("%s: paused at %s for %d steps", x.actor, x.desc, w.paused[x.actor]))
+		return w.pick(ws)
+	}
+	return i
 }
 
 func sortedKeys(m map[string]func()) []string {
