@@ -33,17 +33,18 @@ type sched struct {
 	t   *testing.T
 	rng *rand.Rand
 
-	mu       sync.Mutex
-	waiting  []*waiter
-	arrivals map[string]int
-	done     map[string]bool
-	frozen   map[string]time.Time // lease renewals blocked until then (a stalled process)
-	hello    map[string]time.Time // the actor's last hello (a renewal's send time)
-	renewed  map[string]time.Time // the send time of the actor's last lease write
-	tokens   map[string]string // actor -> its migration lock's token
-	changed  chan struct{}
-	log      []string
-	onArrive func(actor string, cmd bson.Raw) // runs in the actor's goroutine, before it waits
+	mu        sync.Mutex
+	waiting   []*waiter
+	arrivals  map[string]int
+	done      map[string]bool
+	frozen    map[string]time.Time // lease renewals blocked until then (a stalled process)
+	hello     map[string]time.Time // the actor's last hello (a renewal's send time)
+	renewed   map[string]time.Time // the send time of the actor's last lease write
+	tokens    map[string]string    // actor -> its migration lock's token
+	validator bson.Raw             // the last validator sent for users
+	changed   chan struct{}
+	log       []string
+	onArrive  func(actor string, cmd bson.Raw) // runs in the actor's goroutine, before it waits
 }
 
 type waiter struct {
@@ -119,6 +120,55 @@ func (s *sched) started(actor, name string, cmd bson.Raw) {
 		s.onArrive(actor, cmd)
 	}
 	s.wait(actor, describe(name, coll, cmd))
+	if (name == "collMod" || name == "create") && coll == "users" {
+		if v, err := cmd.LookupErr("validator"); err == nil {
+			s.mu.Lock()
+			s.validator = append(bson.Raw(nil), v.Document()...)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// acceptedVersions are the document versions the validator last sent
+// for users accepts (nil: any), read from its version conditions.
+func (s *sched) acceptedVersions() map[int64]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.validator == nil {
+		return nil
+	}
+	var out map[int64]bool
+	var walk func(k string, v bson.RawValue)
+	walk = func(k string, v bson.RawValue) {
+		if k == "version" {
+			if out == nil {
+				out = map[int64]bool{}
+			}
+			if n, ok := v.AsInt64OK(); ok {
+				out[n] = true
+			} else {
+				out[0] = true // missing or null: version 0
+			}
+			return
+		}
+		var elems []bson.RawElement
+		if d, ok := v.DocumentOK(); ok {
+			if k == "$jsonSchema" {
+				return
+			}
+			elems, _ = d.Elements()
+		} else if a, ok := v.ArrayOK(); ok {
+			elems, _ = bson.Raw(a).Elements()
+		}
+		for _, e := range elems {
+			walk(e.Key(), e.Value())
+		}
+	}
+	elems, _ := s.validator.Elements()
+	for _, e := range elems {
+		walk(e.Key(), e.Value())
+	}
+	return out
 }
 
 func describe(name, coll string, cmd bson.Raw) string {
