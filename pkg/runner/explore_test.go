@@ -114,19 +114,33 @@ var mixes = []mix{
 // scheduling point.
 //
 // On the code before issue 24's fixes (MONGOMIG_SEED=N replays one seed;
-// the mix is seed % len(mixes)):
-//   - hole 1: mix serverside-vs-old-release, seeds 7 ...: an acknowledged
-//     score lost, the document not of its version's shape.
-//   - hole 2: mix findoneandupdate, seeds 1 ...: FindOneAndUpdate serves
-//     the old email, and the acknowledged one is lost.
-//   - hole 3: mix paused-holder: email_1 exists with the ledger at 3 and
-//     status reports no drift.
-//   - hole 4: mix stalled-fence: a DDL command leaves the fence with an
-//     expired lease.
-//   - hole 5: mix tighten-vs-old-insert: up closed the window with a
-//     version-0 document present.
-//   - hole 6: mix down-vs-release2: down --to 1 succeeded with a
-//     version-2 document present.
+// the mix is mixes[N % 7]; seeds measured on the sandbox, and on the
+// second server where they differ):
+//   - hole 1: mix serverside-vs-old-release, seeds 7 21 35 49 (server 2:
+//     also 14 42): release 2 reads a user between two units of 0003's
+//     server-side plan, Upgrade serves it as current, its whole-document
+//     write drops stats.score: "the acknowledged score 3 was lost", the
+//     document ends at version 2 with score 0.
+//   - hole 2: mix findoneandupdate, seeds 1 8 15 22 29 36 43 64 (and the
+//     everything mix: 6 13 20 ...): FindOneAndUpdate $set contact.email on
+//     a version-0 user serves the old email and stores a version-0
+//     document with contact ("not the shape of version 0", the
+//     acknowledged email lost).
+//   - hole 3: mix paused-holder, seeds 2 16 (server 2: 16 30): a create or
+//     collMod (the fallbacks, unfenced) leaves with the lock no longer the
+//     actor's after unlock --force; mix stalled-fence, seeds 17 66: "ledger
+//     at 1, indexes [contact.email_1], and status reports no drift".
+//   - hole 4: mix stalled-fence, seeds 3 10 17 24 31 38 45: renewals stall,
+//     the fence's verification read answers 30ms after validUntil, and
+//     createIndexes leaves the fence with 130-165ms of the server's lease
+//     left (less than the margin).
+//   - hole 5: mix tighten-vs-old-insert, seeds 18 39: release 1 inserts a
+//     version-0 user between the proof and the tightening collMod: "up
+//     closed the window but 1 documents are not at version 2".
+//   - hole 6: mix down-vs-release2, seed 5 (sandbox only so far): release
+//     2 writes version-2 users between down's downgrade pass and the
+//     restoring collMod: "down --to 1 succeeded but 3 documents are above
+//     version 0".
 //
 // By default it runs defaultExploreSeeds; MONGOMIG_INTERLEAVINGS=N runs
 // seeds 1..N (make reliability).
