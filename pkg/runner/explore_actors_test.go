@@ -124,7 +124,8 @@ type xworld struct {
 	broken     []violation
 	actors     []string
 	stallPhase int
-	paused     map[string]int // actor -> steps it stays paused
+	regs       map[int64]*version.Registry // by files, for validAt
+	paused     map[string]int              // actor -> steps it stays paused
 	pausedOnce map[string]bool
 	stallUntil time.Time
 }
@@ -384,8 +385,22 @@ func (w *xworld) upActor(actor string, target int64, tries int) func() {
 					w.checkTightened(actor)
 				}
 			}
+			w.checkStatus(actor, target)
 			return
 		}
+	}
+}
+
+// checkStatus: after a successful up or down to target, status reports
+// target applied and nothing pending of the files up to target.
+func (w *xworld) checkStatus(actor string, target int64) {
+	st, err := w.runner(w.check, target).Status(context.Background())
+	if err != nil {
+		w.t.Error(err)
+		return
+	}
+	if st.Current != target || st.Pending != 0 {
+		w.violate(0, "%s: after its success at %d, status says current %d, %d pending", actor, target, st.Current, st.Pending)
 	}
 }
 
@@ -408,6 +423,7 @@ func (w *xworld) downActor(actor string, from, target int64) func() {
 		if err != nil {
 			return
 		}
+		w.checkStatus(actor, target)
 		top := docVersionAt(target)
 		n, err := w.check.Collection("users").CountDocuments(context.Background(), bson.D{{Key: "version", Value: bson.D{{Key: "$gt", Value: top}}}})
 		if err == nil && n > 0 {

@@ -378,6 +378,8 @@ func (w *xworld) checkDocs(hole int) {
 		if !marked {
 			if err := userShape(v, d); err != nil {
 				w.violate(hole, "_id %d: %v: %v", id, err, d)
+			} else if err := w.validAt(v, d); err != nil {
+				w.violate(hole, "_id %d: invalid at its version %d: %v", id, v, err)
 			}
 		}
 	}
@@ -387,6 +389,24 @@ func (w *xworld) checkDocs(hole int) {
 			w.violate(0, "the ledger is not 1..n, each once: %v", l)
 		}
 	}
+}
+
+// validAt checks d against the schema of its version: the validator of
+// the release whose documents are at v (the registry's Validate, as the
+// sandbox enforces validators client-side only).
+func (w *xworld) validAt(v int64, d bson.M) error {
+	files := map[int64]int64{0: 1, 2: 2, 3: 3}[v]
+	if w.regs == nil {
+		w.regs = map[int64]*version.Registry{}
+	}
+	if w.regs[files] == nil {
+		w.regs[files] = w.registry(files)
+	}
+	raw, err := bson.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return w.regs[files].ValidateRaw("users", raw)
 }
 
 func userShape(v int64, d bson.M) error {
