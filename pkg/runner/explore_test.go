@@ -245,6 +245,9 @@ func exploreSeed(t *testing.T, uri string, seed uint64, m mix) *xworld {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	if !s.allDone(names) {
+		w.violate(0, "an actor never ended (a command waits forever, or an actor blocks outside a command)")
+	}
 	w.checkDeclared()
 	return w
 }
