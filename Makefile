@@ -92,7 +92,7 @@ fuzz-pass:
 MONGOMIG_TRIALS ?= 100
 reliability:
 	MONGOMIG_TRIALS=$(MONGOMIG_TRIALS) $(GO) test -count=1 -timeout 2h -v -run 'Fault|Load|KilledRepeatedly' ./pkg/runner ./pkg/backfill | grep -E '^(---|ok|FAIL)|trials|rounds'
-	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings' ./pkg/runner
+	MONGOMIG_INTERLEAVINGS=$(or $(INTERLEAVINGS),300) $(GO) test -count=1 -timeout 2h -run 'TestInterleavings|TestExplore' ./pkg/runner
 	MONGOMIG_LEASE_ROUNDS=$(or $(LEASE_ROUNDS),100) $(GO) test -count=1 -timeout 1h -v -run 'TestConformance' ./pkg/lease
 	$(GO) test -count=$(or $(LEASE_REPEATS),20) -timeout 1h -run 'TestPausedHolderSendsNothingAfterTakeover|TestForcedUnlockStopsTheHolder|TestUpProcessesConcurrently|TestStaleLockTakenOverOnlyAfterExpiry|TestSIGTERMReleasesTheLock|TestLedgerTransaction' ./pkg/runner ./cmd/mongomig
 	$(MAKE) fuzz-pass FUZZTIME=$(or $(LONGFUZZ),2m)
