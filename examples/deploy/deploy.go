@@ -46,5 +46,6 @@ func Migrate(ctx context.Context, db *mongo.Database, log *slog.Logger) ([]runne
 	if err != nil {
 		return nil, err // *runner.InvalidFilesError: each problem at file:line:column
 	}
-	return r.Up(ctx) // a *runner.PartialError says what was applied and how to recover
+	res, err := r.Up(ctx)   // a *runner.PartialError says what was applied and how to recover
+	return res.Applied, err // res.Tightened: the validator windows it closed
 }

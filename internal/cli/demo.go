@@ -92,10 +92,11 @@ func (e *env) runDemo(ctx context.Context, _ demoOptions) error {
 	}
 
 	step(3, "mongomig up: apply, under the lock, exactly once")
-	applied, err := s.runner.Up(ctx)
+	up, err := s.runner.Up(ctx)
 	if err != nil {
 		return err
 	}
+	applied := up.Applied
 	if len(applied) == 0 {
 		o.printf("   nothing to apply\n")
 	}
@@ -132,16 +133,16 @@ func (e *env) runDemo(ctx context.Context, _ demoOptions) error {
 	}
 
 	step(6, "mongomig up again: nothing pending, and the windows close")
-	tightened, err := s.runner.Up(ctx)
+	again, err := s.runner.Up(ctx)
 	if err != nil {
 		return err
 	}
-	for _, a := range tightened {
-		for _, c := range a.Commands {
+	if t := again.Tightened; t != nil {
+		for _, c := range t.Commands {
 			o.printf("   %s the validator window of %s\n", o.green("closed"), c.Collection)
 		}
 	}
-	if len(tightened) == 0 {
+	if again.Tightened == nil && len(again.Applied) == 0 {
 		o.printf("   nothing to do\n")
 	}
 

@@ -69,8 +69,9 @@ func parseUpFlags(c *cli.Context, jsonFlag bool) (upOptions, error) {
 
 // upResult is up's --json output.
 type upResult struct {
-	Applied []runner.Applied `json:"applied"`
-	Current int64            `json:"current"`
+	Applied   []runner.Applied   `json:"applied"`
+	Tightened *runner.Tightening `json:"tightened,omitempty"`
+	Current   int64              `json:"current"`
 }
 
 func (e *env) runUp(ctx context.Context, o upOptions) error {
@@ -95,7 +96,8 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 		}
 		return wordUnenforceable(e.dryRun(ctx, s, to, o.report), "up --dry-run")
 	}
-	applied, err := s.runner.UpTo(ctx, to)
+	res, err := s.runner.UpTo(ctx, to)
+	applied := res.Applied
 	err = wordUnenforceable(err, "up")
 	if o.toSet {
 		err = rerunTo(err, "up", to)
@@ -111,18 +113,15 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	if e.out.json {
-		if applied == nil {
-			applied = []runner.Applied{}
-		}
-		return e.out.writeJSON(upResult{Applied: applied, Current: st.Current})
+		return e.out.writeJSON(upResult{Applied: applied, Tightened: res.Tightened, Current: st.Current})
 	}
-	if len(applied) == 0 {
+	if len(applied) == 0 && res.Tightened == nil {
 		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
 		return nil
 	}
 	var clientSide, asked, readBack []string
-	for _, a := range applied {
-		for _, r := range a.Commands {
+	notes := func(cmds []runner.CommandResult) {
+		for _, r := range cmds {
 			if r.Outcome == runner.OutcomeOK && r.Note != "" {
 				readBack = append(readBack, r.Collection+": "+r.Note)
 			}
@@ -130,14 +129,18 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 				asked = append(asked, r.Collection)
 			}
 		}
-		if a.Direction == "tighten" {
-			for _, c := range a.Commands {
-				e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
-			}
-		} else {
-			e.out.printf("%s %s\n", e.out.green("applied"), a.File)
-		}
+	}
+	for _, a := range applied {
+		notes(a.Commands)
+		e.out.printf("%s %s\n", e.out.green("applied"), a.File)
 		clientSide = append(clientSide, a.ClientSideValidators...)
+	}
+	if t := res.Tightened; t != nil {
+		notes(t.Commands)
+		for _, c := range t.Commands {
+			e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
+		}
+		clientSide = append(clientSide, t.ClientSideValidators...)
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
 	for _, n := range readBack {

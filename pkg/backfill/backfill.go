@@ -368,22 +368,7 @@ func (r *backfiller) backfillCollection(ctx context.Context, name string, opts O
 	}
 	cb.Resumed = resumed
 	saved := time.Now()
-	save := func() error {
-		// A write of the checkpoint survives a cancelled ctx: it is how a
-		// stopped backfill resumes. The store fences it with the lease ctx
-		// carries: one who lost the lease would overwrite the new holder's
-		// progress with older.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := r.stillApplied(wctx, name); err != nil {
-			return err
-		}
-		if err := r.store.SaveProgress(wctx, &cp); err != nil {
-			return err
-		}
-		saved = time.Now()
-		return nil
-	}
+	save := r.saveFunc(ctx, name, &saved, func(wctx context.Context) error { return r.store.SaveProgress(wctx, &cp) })
 	// How many documents are below target, for the progress line's ETA:
 	// counted only when someone watches (it scans on some servers).
 	remaining := int64(-1)
@@ -508,4 +493,24 @@ func (r *backfiller) targetProven(ctx context.Context, name string, target int64
 		return false, err
 	}
 	return cp.Target == target && cp.Proven, nil
+}
+
+// saveFunc is a walk's checkpoint save: write stores the checkpoint. The
+// save survives a cancelled ctx (it is how a stopped walk resumes),
+// re-reads the applied version first (invariant 1), and is fenced by the
+// store with the lease ctx carries, so one who lost the lease never
+// overwrites the new holder's progress with older; saved records when.
+func (r *backfiller) saveFunc(ctx context.Context, name string, saved *time.Time, write func(context.Context) error) func() error {
+	return func() error {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := r.stillApplied(wctx, name); err != nil {
+			return err
+		}
+		if err := write(wctx); err != nil {
+			return err
+		}
+		*saved = time.Now()
+		return nil
+	}
 }

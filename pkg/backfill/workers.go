@@ -408,20 +408,7 @@ func (r *backfiller) walkRange(ctx context.Context, name string, plan *rangePlan
 		return "", nil // finished by another worker since we looked
 	}
 	saved := time.Now()
-	save := func() error {
-		// Only while the range's lease is ours (the store fences with the
-		// lease ctx carries): the new holder owns the checkpoint.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := r.stillApplied(wctx, name); err != nil {
-			return err
-		}
-		if err := r.store.SaveRange(wctx, &cp); err != nil {
-			return err
-		}
-		saved = time.Now()
-		return nil
-	}
+	save := r.saveFunc(ctx, name, &saved, func(wctx context.Context) error { return r.store.SaveRange(wctx, &cp) })
 	wopts := opts
 	if opts.Rate > 0 {
 		wopts.Rate = opts.Rate / float64(opts.Workers)

@@ -273,7 +273,7 @@ func TestInitBaselineUpKeepsExistingIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sent []string
-	for _, c := range applied[0].Commands {
+	for _, c := range applied.Applied[0].Commands {
 		sent = append(sent, c.Name+" "+string(c.Outcome)+" "+string(c.Text))
 	}
 	if len(sent) != 2 || !strings.HasPrefix(sent[0], `collMod clientSideOnly {"collMod":"orders","validator":{"$jsonSchema":`) ||

@@ -48,9 +48,8 @@ type Direction string
 
 // Directions.
 const (
-	DirectionUp      Direction = "up"
-	DirectionDown    Direction = "down"
-	DirectionTighten Direction = "tighten" // up closing validator windows, no migration applied
+	DirectionUp   Direction = "up"
+	DirectionDown Direction = "down"
 )
 
 // CommandResult is a command that ran and how it ended.

@@ -59,14 +59,14 @@ func TestEmptyMigrationIsRefused(t *testing.T) {
 	check("Pending", err)
 	applied, err := r.Up(ctx)
 	check("Up", err)
-	if len(applied) != 0 {
+	if len(applied.Applied) != 0 {
 		t.Errorf("Up applied %+v", applied)
 	}
 	st, err := r.Status(ctx)
 	if err != nil || st.Current != 0 || st.Pending != 2 {
 		t.Fatalf("status after the refused up: %+v %v; want version 0, 2 pending", st, err)
 	}
-	if applied, err := r.UpTo(ctx, 1); err != nil || len(applied) != 1 {
+	if applied, err := r.UpTo(ctx, 1); err != nil || len(applied.Applied) != 1 {
 		t.Fatalf("up --to 1: %+v %v", applied, err)
 	}
 }

@@ -164,7 +164,7 @@ func TestUpClientSideValidatorsAsked(t *testing.T) {
 			t.Errorf("%s sent with %q, want %q", cmd, sent[cmd], want)
 		}
 	}
-	if got := strings.Join(applied[2].ClientSideValidators, ","); got != "users" {
+	if got := strings.Join(applied.Applied[2].ClientSideValidators, ","); got != "users" {
 		t.Errorf("0003 client-side = %q, want users", got)
 	}
 	var entry runner.LedgerEntry

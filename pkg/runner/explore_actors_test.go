@@ -380,7 +380,7 @@ func (w *xworld) upActor(actor string, target int64, tries int) func() {
 			if err != nil {
 				continue
 			}
-			for _, a := range applied {
+			for _, a := range applied.Applied {
 				if a.Direction == "tighten" {
 					w.checkTightened(actor)
 				}

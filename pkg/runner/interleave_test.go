@@ -310,7 +310,7 @@ func (w *world) up() error {
 	w.applied = target
 	w.reads = nil // a new release: the old one's pending reads are gone
 	closed := false
-	for _, a := range applied {
+	for _, a := range applied.Applied {
 		closed = closed || a.Direction == "tighten"
 	}
 	return w.checkClosedWindow(closed)

@@ -18,8 +18,8 @@ func TestUpToZeroAppliesNothing(t *testing.T) {
 	db := sandboxtest.Database(t, "app")
 	r := newRunner(t, db, samples(t))
 	applied, err := r.UpTo(ctx, 0)
-	if err != nil || len(applied) != 0 || len(ledgerVersions(t, db)) != 0 {
-		t.Fatalf("UpTo(0) = %d applied, %v; ledger %v", len(applied), err, ledgerVersions(t, db))
+	if err != nil || len(applied.Applied) != 0 || len(ledgerVersions(t, db)) != 0 {
+		t.Fatalf("UpTo(0) = %d applied, %v; ledger %v", len(applied.Applied), err, ledgerVersions(t, db))
 	}
 	p, err := r.Plan(ctx, 0)
 	if err != nil || len(p.Migrations) != 0 {
@@ -49,8 +49,8 @@ func TestInterruptedBetweenCommands(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("InterruptedError does not unwrap to context.Canceled: %v", err)
 	}
-	if len(applied) != 1 || len(ie.Done) != 1 || ie.Total != 4 || ie.Partial == nil || ie.Partial.Version != 2 || len(ie.Partial.Done) != 1 {
-		t.Fatalf("applied %d; error %+v", len(applied), ie)
+	if len(applied.Applied) != 1 || len(ie.Done) != 1 || ie.Total != 4 || ie.Partial == nil || ie.Partial.Version != 2 || len(ie.Partial.Done) != 1 {
+		t.Fatalf("applied %d; error %+v", len(applied.Applied), ie)
 	}
 	for _, want := range []string{"interrupted: 1 of 4 migrations applied", "0002_orders_and_blog.yaml stopped between commands", "run `mongomig up` again to continue"} {
 		if !strings.Contains(err.Error(), want) {

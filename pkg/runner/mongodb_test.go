@@ -30,7 +30,7 @@ func TestUpEnforcesOnMongoDB(t *testing.T) {
 	}
 	// Only the validators asked to be client-side are; every other one was
 	// read back as sent.
-	for _, a := range applied {
+	for _, a := range applied.Applied {
 		for _, c := range a.ClientSideValidators {
 			if len(refused[c]) == 0 {
 				t.Errorf("%s: validator of %s client-side only on a server with validators", a.File, c)

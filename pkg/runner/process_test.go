@@ -86,7 +86,7 @@ func helperUpWith(uri, killAt string, pause time.Duration) int {
 		}
 		return 1
 	}
-	fmt.Println(len(applied))
+	fmt.Println(len(applied.Applied))
 	_ = client.Disconnect(ctx)
 	return 0
 }

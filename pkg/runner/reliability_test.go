@@ -266,7 +266,7 @@ func TestFaultLedgerEditedByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied, err := r.Up(ctx)
-	if err != nil || len(applied) != 1 || applied[0].Version != 4 {
+	if err != nil || len(applied.Applied) != 1 || applied.Applied[0].Version != 4 {
 		t.Fatalf("after deleting entry 4: %+v %v", applied, err)
 	}
 	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {

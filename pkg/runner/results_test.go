@@ -47,7 +47,7 @@ func TestServerInternalsStayOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := 0
-	for _, a := range applied {
+	for _, a := range applied.Applied {
 		for _, c := range a.Commands {
 			if c.Note == "" {
 				continue

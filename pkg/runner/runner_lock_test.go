@@ -91,7 +91,7 @@ func TestConcurrentUpGoroutines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			applied, err := r.Up(ctx)
-			total[i], errs[i] = len(applied), err
+			total[i], errs[i] = len(applied.Applied), err
 		}()
 	}
 	wg.Wait()

@@ -103,11 +103,11 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 4 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
-		t.Fatalf("applied %d, ledger %v", len(applied), ledgerVersions(t, db))
+	if len(applied.Applied) != 4 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
+		t.Fatalf("applied %d, ledger %v", len(applied.Applied), ledgerVersions(t, db))
 	}
 	// The sandbox refuses validators: recorded as client-side only.
-	if got := strings.Join(applied[1].ClientSideValidators, ","); got != "comments,orders,posts" {
+	if got := strings.Join(applied.Applied[1].ClientSideValidators, ","); got != "comments,orders,posts" {
 		t.Errorf("client-side validators of 0002 = %q", got)
 	}
 	// Indexes of 0001..0003: email_1 created then dropped, contact.email_1 created.
@@ -182,8 +182,8 @@ func TestUpFromEmptyThenNothingPending(t *testing.T) {
 	}
 
 	again, err := r.Up(ctx)
-	if err != nil || len(again) != 0 {
-		t.Fatalf("second Up: %d applied, err %v", len(again), err)
+	if err != nil || len(again.Applied) != 0 || again.Tightened != nil {
+		t.Fatalf("second Up: %d applied, err %v", len(again.Applied), err)
 	}
 }
 

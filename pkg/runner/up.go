@@ -30,6 +30,23 @@ type Applied struct {
 	Documents []DocumentChange `json:"documents,omitempty"`
 }
 
+// UpResult is what an [Runner.Up] or [Runner.UpTo] did: the migrations it
+// applied, in order, and the validator windows it closed (nil: none).
+// On an error it holds what was done before it.
+type UpResult struct {
+	Applied   []Applied   `json:"applied"`
+	Tightened *Tightening `json:"tightened,omitempty"`
+}
+
+// Tightening is up closing validator windows that a backfill proved
+// unnecessary: the collMods it sent (each with its outcome) and the
+// collections whose validator stays client-side only. It applies no
+// migration.
+type Tightening struct {
+	Commands             []CommandResult `json:"commands"`
+	ClientSideValidators []string        `json:"clientSideValidators,omitempty"`
+}
+
 // DocumentChange counts documents a down moved from one version to another.
 type DocumentChange struct {
 	Collection string `json:"collection"`
@@ -80,7 +97,7 @@ func (e *OrderError) Error() string {
 const Latest int64 = math.MaxInt64
 
 // Up applies every pending migration.
-func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx, Latest) }
+func (r *Runner) Up(ctx context.Context) (*UpResult, error) { return r.UpTo(ctx, Latest) }
 
 // UpTo applies pending migrations up to and including version to
 // ([Latest]: all; 0: none).
@@ -90,14 +107,15 @@ func (r *Runner) Up(ctx context.Context) ([]Applied, error) { return r.UpTo(ctx,
 //
 // Cancelling ctx stops it at the next safe point, between two commands,
 // with an [*InterruptedError]; a command already sent runs to its end.
-func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err error) {
+func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
+	res := &UpResult{Applied: []Applied{}}
 	// Before the lock is taken: a validator the server cannot enforce
 	// stops the run before anything is written (enforce.go).
 	if err := r.preflight(ctx, to); err != nil {
-		return nil, err
+		return res, err
 	}
 	total := 0
-	err = r.withLock(withCommand(ctx, "up"), lockID, func(ctx context.Context) error {
+	err := r.withLock(withCommand(ctx, "up"), lockID, func(ctx context.Context) error {
 		if err := r.reassertAfterTakeover(ctx); err != nil {
 			return err
 		}
@@ -118,23 +136,21 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (applied []Applied, err err
 			if err != nil {
 				return err
 			}
-			applied = append(applied, a)
+			res.Applied = append(res.Applied, a)
 		}
 		t, err := r.tighten(ctx)
 		if err != nil {
 			return err
 		}
-		if t != nil {
-			applied = append(applied, *t)
-		}
+		res.Tightened = t
 		return nil
 	})
 	err = r.afterLateSend(ctx, "up", err)
-	return applied, interrupted(ctx, err, "up", applied, total)
+	return res, interrupted(ctx, err, "up", res.Applied, total)
 }
 
 // tighten closes the validator windows a backfill proved unnecessary.
-func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
+func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 	ledger, err := r.readLedger(ctx)
 	if err != nil {
 		return nil, err
@@ -151,7 +167,7 @@ func (r *Runner) tighten(ctx context.Context) (*Applied, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Applied{Direction: "tighten", Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...))}, nil
+	return &Tightening{Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...))}, nil
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {

@@ -50,7 +50,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) != 1 || applied[0].Direction != "tighten" {
+	if len(applied.Applied) != 0 || applied.Tightened == nil {
 		t.Fatalf("up after backfill = %+v", applied)
 	}
 	mods := rec.Named("collMod")[before:]
@@ -65,7 +65,7 @@ func TestValidatorWindowTightensAfterBackfill(t *testing.T) {
 		t.Errorf("users window after tightening = %q", w)
 	}
 	again, err := r.Up(ctx)
-	if err != nil || len(again) != 0 {
+	if err != nil || len(again.Applied) != 0 || again.Tightened != nil {
 		t.Errorf("third up: %+v %v", again, err)
 	}
 }
@@ -124,7 +124,7 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 		t.Fatalf("plan would tighten on a stale proof: %+v %v", p.Tighten, err)
 	}
 	before := len(rec.Named("collMod"))
-	if applied, err := r.Up(ctx); err != nil || len(applied) != 0 {
+	if applied, err := r.Up(ctx); err != nil || len(applied.Applied) != 0 || applied.Tightened != nil {
 		t.Fatalf("up = %+v, %v", applied, err)
 	}
 	if mods := rec.Named("collMod")[before:]; len(mods) != 0 {
@@ -134,7 +134,7 @@ func TestWindowNotTightenedOnStaleProof(t *testing.T) {
 	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
-	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 || applied[0].Direction != "tighten" {
+	if applied, err := r.Up(ctx); err != nil || applied.Tightened == nil || len(applied.Applied) != 0 {
 		t.Fatalf("up after the second backfill = %+v, %v", applied, err)
 	}
 }
@@ -148,7 +148,7 @@ func TestWindowReopensAfterDown(t *testing.T) {
 	if _, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}}); err != nil {
 		t.Fatal(err)
 	}
-	if applied, err := r.Up(ctx); err != nil || len(applied) != 1 {
+	if applied, err := r.Up(ctx); err != nil || applied.Tightened == nil {
 		t.Fatalf("tightening up = %+v, %v", applied, err)
 	}
 	if _, err := r.DownTo(ctx, 2); err != nil {
