@@ -5,7 +5,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: test test-server2 vet build release bench bench-report fuzz fuzz-pass reliability sandbox-info lint-samples clean
+.PHONY: test test-server2 vet build release bench bench-report bench-server2 fuzz fuzz-pass reliability sandbox-info lint-samples clean
 
 ## test: vet, run every test, and a short pass of the fuzz targets (what .ci/run runs).
 ## FuzzStepDifferential is left out of the short pass: it explores a third-party server's
@@ -65,6 +65,12 @@ bench-report:
 	$(GO) test -run '^$$' -bench 'BackfillMemory' -benchtime 1x -timeout 30m ./pkg/backfill | tee -a bench-report.out
 	$(GO) test -run '^$$' -bench 'InferEndToEnd|AnalyzeEndToEnd' -benchtime 3x -count 5 ./pkg/inspect | tee -a bench-report.out | $(GO) run ./internal/benchratio
 	$(GO) test -run '^$$' -bench 'InferMemory' -benchtime 1x -timeout 30m ./pkg/inspect | tee -a bench-report.out
+
+## bench-server2: backfill on the server of MONGOMIG_TEST_URI (e.g. ../shared/server2) vs the
+## hand-written guarded program and pipeline updateMany, three rounds at 20k, then one at 100k (slow)
+bench-server2:
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BackfillServerMongoDB' -benchtime 1x -count 1 -timeout 30m ./pkg/backfill; done | tee bench-server2.out | $(GO) run ./internal/benchratio
+	MONGOMIG_BENCH_DOCS=100000 $(GO) test -run '^$$' -bench 'BackfillServerMongoDB' -benchtime 1x -count 1 -timeout 60m ./pkg/backfill | tee -a bench-server2.out | $(GO) run ./internal/benchratio
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz and
 ## then run as regression tests in every `go test`
