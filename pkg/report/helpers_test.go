@@ -3,36 +3,16 @@ package report_test
 import (
 	"context"
 	"io/fs"
-	"os"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
-
-// samples is the repository's sample migrations as a MapFS, so tests can
-// edit files.
-func samples(t testing.TB) fstest.MapFS {
-	t.Helper()
-	fsys := fstest.MapFS{}
-	entries, err := os.ReadDir("../../migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile("../../migrations/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys[e.Name()] = &fstest.MapFile{Data: data}
-	}
-	return fsys
-}
 
 // newReporter reports on db against the migration files of fsys.
 func newReporter(t testing.TB, db *mongo.Database, fsys fs.FS) *report.Reporter {
@@ -70,3 +50,5 @@ func dryRun(t testing.TB, db *mongo.Database, fsys fs.FS, to int64, opts report.
 	}
 	return newReporter(t, db, fsys).DryRun(context.Background(), pending, opts)
 }
+
+var samples = fixtures.Samples

@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(helperDown(client.Database("app")))
 		case "serve":
-			os.Exit(helperServe())
+			os.Exit(fixtures.HelperServe())
 		case "up-slow":
 			// Pauses after each command, so a test can stop the server mid-run.
 			os.Exit(helperUpWith(uri, "", 100*time.Millisecond))

@@ -18,7 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/sandbox"
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
@@ -216,41 +216,6 @@ func TestFaultServerRestartedUnderUp(t *testing.T) {
 	t.Logf("interrupted run said: %s", strings.TrimSpace(out.String()))
 }
 
-// serveProcess runs a sandbox in a child process (so a test can kill it
-// like a crashed server) and returns it with its URI.
-func serveProcess(t testing.TB, dir, addr string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "MONGOMIG_HELPER_URI=serve", "MONGOMIG_HELPER_MODE=serve", "MONGOMIG_SERVE_DIR="+dir, "MONGOMIG_SERVE_ADDR="+addr)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var line string
-	for i := 0; i < 50 && line == ""; i++ {
-		buf := make([]byte, 256)
-		n, _ := stdout.Read(buf)
-		line = strings.TrimSpace(string(buf[:n]))
-	}
-	if !strings.HasPrefix(line, "mongodb://") {
-		t.Fatalf("serve printed %q", line)
-	}
-	return cmd, line
-}
-
-func helperServe() int {
-	srv, err := sandbox.Start(sandbox.Options{Dir: os.Getenv("MONGOMIG_SERVE_DIR"), Addr: os.Getenv("MONGOMIG_SERVE_ADDR")})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Println(srv.URI())
-	select {}
-}
-
 // TestFaultLedgerEditedByHand: a deleted ledger entry is re-applied (its
 // commands are idempotent) and recorded once; an entry made unreadable is
 // a clear error naming the ledger.
@@ -293,3 +258,5 @@ func helperDown(db *mongo.Database) int {
 	}
 	return 0
 }
+
+var serveProcess = fixtures.ServeProcess

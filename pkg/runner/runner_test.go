@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -15,56 +14,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/cmdlog"
+	"github.com/mongomig/mongomig/internal/fixtures"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 )
-
-// samples is the repository's sample migrations as a MapFS, so tests can
-// edit files.
-func samples(t testing.TB) fstest.MapFS {
-	t.Helper()
-	fsys := fstest.MapFS{}
-	entries, err := os.ReadDir("../../migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile("../../migrations/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys[e.Name()] = &fstest.MapFile{Data: data}
-	}
-	return fsys
-}
-
-func newRunner(t testing.TB, db *mongo.Database, fsys fstest.MapFS, opts ...runner.Option) *runner.Runner {
-	t.Helper()
-	r, err := runner.New(db, fsys, append([]runner.Option{runner.WithLockWait(time.Minute), runner.WithLockLease(2 * time.Second)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func ledgerVersions(t testing.TB, db *mongo.Database) []int64 {
-	t.Helper()
-	cur, err := db.Collection(runner.DefaultLedgerCollection).Find(context.Background(), bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []runner.LedgerEntry
-	if err := cur.All(context.Background(), &entries); err != nil {
-		t.Fatal(err)
-	}
-	var out []int64
-	for _, e := range entries {
-		out = append(out, e.Version)
-	}
-	return out
-}
 
 func indexNames(t testing.TB, coll *mongo.Collection) map[string]bool {
 	t.Helper()
@@ -449,3 +404,9 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("invalid files: %v", err)
 	}
 }
+
+var (
+	samples        = fixtures.Samples
+	newRunner      = fixtures.NewRunner
+	ledgerVersions = fixtures.LedgerVersions
+)
