@@ -32,7 +32,7 @@ func downCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return funcMissing(e.runDown(c.Context, parseDownFlags(c)), "down", "")
+			return backfillRunning(funcMissing(e.runDown(c.Context, parseDownFlags(c)), "down", ""))
 		},
 	}
 }

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mongomig/mongomig/pkg/backfill"
+	"github.com/mongomig/mongomig/pkg/lease"
+	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -30,5 +33,15 @@ func TestLibraryErrorsWordedForTheCommand(t *testing.T) {
 	other := errors.New("other")
 	if funcMissing(other, "down", "") != other || notAppliedAdvice(other) != other {
 		t.Error("other errors are not passed unchanged")
+	}
+}
+
+// TestBackfillRunningSaysWhatToDo: a down refused because a backfill of a
+// collection it reverts holds its lease says how to go on, and exits 4 as
+// a held lock.
+func TestBackfillRunningSaysWhatToDo(t *testing.T) {
+	err := backfillRunning(&runner.BackfillRunningError{Collection: "users", Lease: &lease.TimeoutError{Name: "backfill:users", Holder: lease.Info{Owner: "h-1"}}})
+	if !strings.Contains(err.Error(), "let the backfill of users finish") || !strings.Contains(err.Error(), "--lock-wait") || exitCode(err) != ExitLock {
+		t.Errorf("down during a backfill: %v (exit %d)", err, exitCode(err))
 	}
 }
