@@ -164,6 +164,9 @@ func analysisLines(c *inspect.CollectionAnalysis) [][2]string {
 		if ar.AgeCorrelation != nil {
 			s += fmt.Sprintf(", correlation with age %.2f", *ar.AgeCorrelation)
 		}
+		if ar.AgeRankCorrelation != nil {
+			s += fmt.Sprintf(", rank correlation %.2f", *ar.AgeRankCorrelation)
+		}
 		lines = append(lines, [2]string{"array", s})
 	}
 	for _, sp := range c.Sparse {

@@ -49,10 +49,10 @@ func TestAnalyzeCommand(t *testing.T) {
 		"analysis of database app: 2 risks in 1 collection",
 		"feeds  30 documents  size p50 ",
 		"  versions  v0: 30",
-		"  array     events: length p50 15, p99 30, max 30, correlation with age 1.00",
+		"  array     events: length p50 15, p99 30, max 30, correlation with age 1.00, rank correlation 1.00",
 		"  sparse    rare: 3.3% (1/30)",
 		"  mixed     score: int 29, string 1 (string: _id ",
-		"  RISK growth: array events grows with document age (correlation 1.00; longest 30, median 15)",
+		"  RISK growth: array events grows with document age (correlation 1.00, rank correlation 1.00; longest 30, median 15)",
 		"  RISK mixed: field score has several types: int 29, string 1",
 	} {
 		if !strings.Contains(r.stdout, want) {

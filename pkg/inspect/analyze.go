@@ -123,6 +123,11 @@ type ArrayStats struct {
 	// documents hold longer arrays, the sign of an array that keeps
 	// growing.
 	AgeCorrelation *float64 `json:"ageCorrelation,omitempty"`
+	// AgeRankCorrelation is Spearman's rank correlation of the same
+	// (estimated from a sample of at most 2048 arrays): near 1 when the
+	// length grows with age monotonically, linearly or not (the oldest
+	// documents far longer than the rest).
+	AgeRankCorrelation *float64 `json:"ageRankCorrelation,omitempty"`
 }
 
 // FieldPresence is how many of its parent documents hold a field.
@@ -275,6 +280,10 @@ func arrayStats(path string, f *fieldStats) ArrayStats {
 	if r, ok := f.age.r(); ok {
 		age := -r // age is minus the creation time
 		s.AgeCorrelation = &age
+	}
+	if r, ok := f.ageRanks.r(); ok {
+		age := -r
+		s.AgeRankCorrelation = &age
 	}
 	return s
 }

@@ -21,16 +21,40 @@ func risks(ca *CollectionAnalysis, opts AnalyzeOptions) []Risk {
 				"array %s: longest %d items, median %d, p99 %d; an array far longer than usual is often unbounded: keep it bounded (maxItems) or move its items to their own collection",
 				a.Path, a.Max, a.P50, a.P99)})
 		}
-		if a.AgeCorrelation != nil && *a.AgeCorrelation >= opts.GrowthWarn && a.Max >= minGrowthLength {
+		if growing(a, opts.GrowthWarn) && a.Max >= minGrowthLength {
 			out = append(out, Risk{Kind: RiskGrowth, Path: a.Path, Message: fmt.Sprintf(
-				"array %s grows with document age (correlation %.2f; longest %d, median %d): older documents keep accumulating items, the sign of an unbounded array",
-				a.Path, *a.AgeCorrelation, a.Max, a.P50)})
+				"array %s grows with document age (%s; longest %d, median %d): older documents keep accumulating items, the sign of an unbounded array",
+				a.Path, correlations(a), a.Max, a.P50)})
 		}
 	}
 	for _, m := range ca.MixedTypes {
 		out = append(out, Risk{Kind: RiskMixed, Path: m.Path, Message: fmt.Sprintf("field %s has several types: %s", m.Path, typeCounts(m.Types))})
 	}
 	return out
+}
+
+// growing reports whether an array's length follows its document's age
+// by either correlation: Pearson's finds a linear growth, the rank
+// correlation a monotonic one that is not linear (most arrays short, the
+// oldest far longer), which Pearson's puts well under the threshold.
+func growing(a ArrayStats, warn float64) bool {
+	return a.AgeCorrelation != nil && *a.AgeCorrelation >= warn ||
+		a.AgeRankCorrelation != nil && *a.AgeRankCorrelation >= warn
+}
+
+// correlations prints an array's correlations with age.
+func correlations(a ArrayStats) string {
+	var s string
+	if a.AgeCorrelation != nil {
+		s = fmt.Sprintf("correlation %.2f", *a.AgeCorrelation)
+	}
+	if a.AgeRankCorrelation != nil {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("rank correlation %.2f", *a.AgeRankCorrelation)
+	}
+	return s
 }
 
 // bytesText is a size in B, KiB or MiB.

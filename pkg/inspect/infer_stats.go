@@ -51,6 +51,8 @@ type fieldStats struct {
 	// age relates the lengths of the arrays seen here to their
 	// documents' creation time (analyze only).
 	age *correlation
+	// ageRanks samples the same pairs for their rank correlation.
+	ageRanks *rankSample
 }
 
 // objStats is the fields of the documents seen at one path.
@@ -164,6 +166,10 @@ func (c *collector) value(f *fieldStats, v bson.RawValue, id bson.RawValue, dept
 				f.age = &correlation{}
 			}
 			f.age.add(float64(c.created), float64(len(vals)))
+			if f.ageRanks == nil {
+				f.ageRanks = &rankSample{}
+			}
+			f.ageRanks.add(float64(c.created), float64(len(vals)))
 		}
 		if f.items == nil && !c.takePath() {
 			c.skip(v, depth)
