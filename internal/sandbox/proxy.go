@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/internal/testhook"
 )
 
 // The proxy sits between clients and FerretDB. It copies the MongoDB wire
@@ -23,7 +25,11 @@ import (
 //   - find and aggregate: a cursor that may stay open for long; the tuner
 //     first makes sure the WAL holds an un-checkpointed commit.
 //
-// Nothing else is parsed or changed.
+// Nothing else is parsed or changed. In tests, a hook set for the Server
+// (internal/testhook) is called with "sandbox.<command name>" before each
+// command is forwarded: a hook that blocks pauses the server for that
+// command, which it does not see until the hook returns (a server that
+// does not answer in time, for the client's timeouts).
 
 const (
 	opMsg          = 2013
@@ -37,14 +43,15 @@ type proxy struct {
 	ln      net.Listener
 	backend string
 	tuner   *tuner
+	key     any // the Server, for its test hook
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
 }
 
-func newProxy(ln net.Listener, backend string, t *tuner) *proxy {
-	p := &proxy{ln: ln, backend: backend, tuner: t, conns: map[net.Conn]struct{}{}}
+func newProxy(ln net.Listener, backend string, t *tuner, key any) *proxy {
+	p := &proxy{ln: ln, backend: backend, tuner: t, key: key, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p
@@ -133,6 +140,9 @@ func (p *proxy) serve(client net.Conn) {
 			mu.Unlock()
 		}
 		name, db := command(h, body)
+		if hook := testhook.Get(p.key); hook != nil && name != "" {
+			hook("sandbox."+name, 0, 0)
+		}
 		switch name {
 		case "dropDatabase":
 			release := p.tuner.barrier(db)

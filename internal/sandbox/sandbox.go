@@ -148,7 +148,7 @@ func Start(opts Options) (*Server, error) {
 		logger.Warn("sandbox: tune existing databases", slog.Any("error", err))
 	}
 	go t.run()
-	s.proxy = newProxy(ln, backend.Host, t)
+	s.proxy = newProxy(ln, backend.Host, t, s)
 	go func() {
 		err := f.Run(ctx)
 		if errors.Is(err, context.Canceled) {

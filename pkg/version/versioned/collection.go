@@ -101,10 +101,16 @@ func (c *Collection) Name() string { return c.coll.Name() }
 // Stats returns the counters since New.
 func (c *Collection) Stats() Stats { return c.stats.snapshot() }
 
-// Close flushes the deferred queue (if any) and stops its goroutine; ctx
-// bounds the final bulk writes. Reads still work after Close; their
-// write-backs are dropped (and counted). Close is idempotent and a no-op
-// without the Deferred policy.
+// Close flushes the deferred queue (if any) and stops its goroutine. ctx
+// bounds Close: when it ends, the bulk write in flight is abandoned and
+// nothing more is sent. Every write-back accepted before Close that it
+// could not write (ctx ended, or the server failed it after the bounded
+// retries of a timeout) is in the *UnwrittenError it returns (wrapping
+// ctx's error, the server's, or both), never silently dropped; those
+// documents keep their stored version. Reads still work after Close;
+// their write-backs are dropped (and counted). Close is idempotent (it
+// returns the first call's result) and a no-op without the Deferred
+// policy.
 func (c *Collection) Close(ctx context.Context) error {
 	if c.queue == nil {
 		return nil

@@ -23,6 +23,11 @@ const (
 	// Failed: a write-back of Count updates failed with Err. The read was
 	// served; the next read upgrades the document again.
 	Failed
+	// TimedOut: a deferred bulk write of Count updates got no answer in
+	// time (Err) or lost its connection. Batch is the bulk size from now
+	// on (halved); the updates are sent again, each at most three times in
+	// all, then reported Failed.
+	TimedOut
 )
 
 func (k EventKind) String() string {
@@ -37,13 +42,15 @@ func (k EventKind) String() string {
 		return "dropped"
 	case Failed:
 		return "failed"
+	case TimedOut:
+		return "timed-out"
 	}
 	return "unknown"
 }
 
 // Event is what an [Observer] receives. ID, From and To are set for
 // Upgraded, WroteBack and Dropped; Count and Matched for Flushed; Count
-// and Err for Failed.
+// and Err for Failed; Count, Batch and Err for TimedOut.
 type Event struct {
 	Kind       EventKind
 	Collection string
@@ -52,12 +59,13 @@ type Event struct {
 	Won        bool
 	Count      int
 	Matched    int
+	Batch      int
 	Err        error
 }
 
 // Observer receives events. It is called on the reading goroutine for
 // Upgraded, WroteBack and Dropped, and on the deferred queue's goroutine
-// for Flushed and Failed, so it must be safe for concurrent use and quick
+// for Flushed, Failed and TimedOut, so it must be safe for concurrent use and quick
 // (a counter, not I/O). Nothing calls it for documents already current.
 type Observer func(Event)
 
@@ -74,10 +82,14 @@ type Stats struct {
 	Lost      int64 // write-backs that matched nothing
 	Failed    int64 // write-backs that failed (server error)
 	Bulks     int64 // bulk writes sent by the deferred queue
+	Timeouts  int64 // of them, timed out (or lost their connection)
+	Retried   int64 // write-backs sent again after a timeout
+	Batch     int64 // the deferred queue's bulk size now (adapted to the server)
 }
 
 type counters struct {
 	upgraded, queued, coalesced, dropped, written, lost, failed, bulks atomic.Int64
+	timeouts, retried, batch                                           atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -85,5 +97,6 @@ func (c *counters) snapshot() Stats {
 		Upgraded: c.upgraded.Load(), Queued: c.queued.Load(), Coalesced: c.coalesced.Load(),
 		Dropped: c.dropped.Load(), Written: c.written.Load(), Lost: c.lost.Load(),
 		Failed: c.failed.Load(), Bulks: c.bulks.Load(),
+		Timeouts: c.timeouts.Load(), Retried: c.retried.Load(), Batch: c.batch.Load(),
 	}
 }

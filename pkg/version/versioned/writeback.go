@@ -3,11 +3,11 @@ package versioned
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -47,14 +47,21 @@ type DeferredOptions struct {
 	// finds the queue full drops its write-back (counted, reported)
 	// rather than wait.
 	Queue int
-	// Batch is how many guarded updates one bulk write carries (default
-	// 50). The embedded test server (FerretDB) hangs on an update command
-	// of 100 or more matching statements: keep it at 50 or fewer there.
+	// Batch is the most guarded updates one bulk write carries (default
+	// 50). The queue starts at 10 (or Batch, if smaller), doubles the
+	// size after each bulk write the server answers until one times out,
+	// then grows it by one, and halves it after each timeout (Stats.Batch
+	// is the size now). The embedded test server (FerretDB) hangs on an
+	// update command of 100 or more matching statements: keep Batch at 50
+	// or fewer there.
 	Batch int
 	// Interval sends a partial batch that has waited this long (default
 	// 1s; negative: only full batches, and what is left at Close).
 	Interval time.Duration
-	// Timeout bounds each bulk write (default 10s).
+	// Timeout bounds each bulk write (default 10s). A bulk write that
+	// times out (or loses its connection) is sent again in smaller
+	// batches, each write-back at most three times in all, 100ms then
+	// 200ms apart; then it is counted as failed.
 	Timeout time.Duration
 }
 
@@ -138,21 +145,33 @@ type item struct{ before, after bson.Raw }
 // Invariants: a push never blocks (a full or closed queue refuses);
 // once close has taken mu, no push can succeed, so the drain that follows
 // sees every write-back ever accepted; at most Queue items wait in the
-// channel and at most Batch in the goroutine's batch.
+// channel and at most Batch in the goroutine's batch; every accepted
+// write-back ends written, lost, coalesced or failed (counted), and one
+// that is not written after Close began is in Close's *UnwrittenError.
+// The goroutine's context (ctx) ends only when Close's does: then
+// nothing more is sent and the bulk write in flight is abandoned.
 type queue struct {
-	c        *Collection
-	opts     DeferredOptions
-	mu       sync.RWMutex
-	closed   bool
-	items    chan item
-	stop     chan struct{}
-	done     chan struct{}
-	closeCtx context.Context
+	c      *Collection
+	opts   DeferredOptions
+	mu     sync.RWMutex
+	closed bool
+	items  chan item
+	stop   chan struct{}
+	done   chan struct{}
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	size   sizer // the bulk size, adapted to the server (goroutine only)
+
+	closing  atomic.Bool // Close began: failures go to the report
+	report   unwritten
+	closeErr error // Close's result, once done is closed
 }
 
 func startQueue(c *Collection, opts DeferredOptions) *queue {
 	q := &queue{c: c, opts: opts, items: make(chan item, opts.Queue),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), size: newSizer(opts.Batch)}
+	q.ctx, q.cancel = context.WithCancelCause(context.Background())
+	c.stats.batch.Store(int64(q.size.n))
 	go q.run()
 	return q
 }
@@ -171,24 +190,27 @@ func (q *queue) push(it item) bool {
 	}
 }
 
+// close stops the queue and waits for the goroutine to send what is
+// left. When ctx ends first, the goroutine's context is cancelled: the
+// bulk write in flight is abandoned, nothing more is sent, and every
+// write-back not written is reported in an *UnwrittenError.
 func (q *queue) close(ctx context.Context) error {
 	q.mu.Lock()
-	already := q.closed
-	if !already {
-		q.closed, q.closeCtx = true, ctx
+	if !q.closed {
+		q.closed = true
+		q.closing.Store(true)
 		close(q.stop)
 	}
 	q.mu.Unlock()
-	select {
-	case <-q.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	stop := context.AfterFunc(ctx, func() { q.cancel(ctx.Err()) })
+	<-q.done
+	stop()
+	return q.closeErr
 }
 
 func (q *queue) run() {
 	defer close(q.done)
+	defer q.cancel(nil)
 	batch := make([]item, 0, q.opts.Batch)
 	var tick <-chan time.Time
 	if q.opts.Interval > 0 {
@@ -199,43 +221,45 @@ func (q *queue) run() {
 	for {
 		select {
 		case it := <-q.items:
-			if batch = append(batch, it); len(batch) == q.opts.Batch {
-				batch = q.flush(context.Background(), batch)
+			if batch = append(batch, it); len(batch) >= q.size.n {
+				batch = q.flush(batch)
 			}
 		case <-tick:
-			batch = q.flush(context.Background(), batch)
+			batch = q.flush(batch)
 		case <-q.stop:
 			q.drain(batch)
+			q.closeErr = q.report.err(q.c.name, q.ctx)
 			return
 		}
 	}
 }
 
-// drain sends everything left, in batches, with Close's context.
+// drain sends everything left, in batches of the current size, until
+// Close's context ends.
 func (q *queue) drain(batch []item) {
 	for {
 		select {
 		case it := <-q.items:
-			if batch = append(batch, it); len(batch) == q.opts.Batch {
-				batch = q.flush(q.closeCtx, batch)
+			if batch = append(batch, it); len(batch) >= q.size.n {
+				batch = q.flush(batch)
 			}
 		default:
-			q.flush(q.closeCtx, batch)
+			q.flush(batch)
 			return
 		}
 	}
 }
 
-// flush sends batch as one unordered bulk write of guarded updates (a
+// flush sends batch as unordered bulk writes of guarded updates (a
 // document queued twice is written once, from the later read: an earlier
 // one may have been read before another writer's change, and lose) and
 // returns it emptied.
-func (q *queue) flush(ctx context.Context, batch []item) []item {
+func (q *queue) flush(batch []item) []item {
 	if len(batch) == 0 {
 		return batch
 	}
 	c := q.c
-	models := make([]mongo.WriteModel, 0, len(batch))
+	todo := make([]pending, 0, len(batch))
 	seen := make(map[string]bool, len(batch))
 	for i := len(batch) - 1; i >= 0; i-- {
 		it := batch[i]
@@ -248,32 +272,15 @@ func (q *queue) flush(ctx context.Context, batch []item) []item {
 		seen[key] = true
 		d, err := c.delta(it)
 		if err != nil {
-			c.stats.failed.Add(1)
-			c.event(Event{Kind: Failed, ID: idOf(it.before), Count: 1, Err: err})
+			q.failed([]pending{{id: idOf(it.before)}}, err)
 			continue
 		}
 		if !d.Empty() {
-			models = append(models, mongo.NewUpdateOneModel().SetFilter(d.Filter).SetUpdate(d.Update))
+			todo = append(todo, pending{model: mongo.NewUpdateOneModel().SetFilter(d.Filter).SetUpdate(d.Update), id: idOf(it.before)})
 		}
 	}
 	clear(batch)
-	if len(models) == 0 {
-		return batch[:0]
-	}
-	ctx, cancel := context.WithTimeout(ctx, q.opts.Timeout)
-	defer cancel()
-	c.stats.bulks.Add(1)
-	res, err := c.coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	if err != nil {
-		// A failed bulk write's counts cannot be trusted (FerretDB answers
-		// zero even for statements it applied): count them all as failed.
-		c.stats.failed.Add(int64(len(models)))
-		c.event(Event{Kind: Failed, Count: len(models), Err: err})
-		return batch[:0]
-	}
-	c.stats.written.Add(res.MatchedCount)
-	c.stats.lost.Add(int64(len(models)) - res.MatchedCount)
-	c.event(Event{Kind: Flushed, Count: len(models), Matched: int(res.MatchedCount)})
+	q.send(todo)
 	return batch[:0]
 }
 

@@ -150,8 +150,9 @@ func TestWriteBackNeverErasesAConcurrentWrite(t *testing.T) {
 }
 
 // TestDeferredFlushesOnCloseInBatches: 120 old documents read with
-// Batch 50 (partial batches only at Close) make exactly 3 bulk writes,
-// the last at Close, and every document is stored upgraded.
+// Batch 50 (partial batches only at Close) make bulk writes of 10, 20,
+// 40 and 50 updates (the size starts small and doubles while the server
+// answers, up to Batch), and every document is stored upgraded.
 func TestDeferredFlushesOnCloseInBatches(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
@@ -176,18 +177,21 @@ func TestDeferredFlushesOnCloseInBatches(t *testing.T) {
 	if err := users.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.count("update"); got != 3 {
-		t.Errorf("%d update commands for %d write-backs in batches of 50, want 3", got, n)
-	}
+	var sizes []int
 	for _, cmd := range rec.docs {
 		if ordered, _ := cmd.Lookup("ordered").BooleanOK(); ordered {
 			t.Errorf("an ordered bulk write: %s", cmd)
 		}
+		updates, _ := cmd.Lookup("updates").Array().Values()
+		sizes = append(sizes, len(updates))
+	}
+	if want := []int{10, 20, 40, 50}; !reflect.DeepEqual(sizes, want) {
+		t.Errorf("bulk writes of %v updates for %d write-backs with Batch 50, want %v", sizes, n, want)
 	}
 	if c, err := raw.CountDocuments(ctx, bson.D{{Key: "version", Value: int32(3)}}); err != nil || c != n {
 		t.Errorf("%d documents at version 3 after Close, want %d (%v)", c, n, err)
 	}
-	if s := users.Stats(); s.Queued != n || s.Written != n || s.Bulks != 3 || s.Dropped != 0 {
+	if s := users.Stats(); s.Queued != n || s.Written != n || s.Bulks != 4 || s.Dropped != 0 || s.Batch != 50 {
 		t.Errorf("stats %+v", s)
 	}
 	// After Close, reads still work; their write-backs are dropped.
