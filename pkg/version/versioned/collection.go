@@ -26,7 +26,7 @@ type Collection struct {
 	observer Observer
 	registry *bson.Registry
 	bsonOpts *options.BSONOptions
-	stats    counters
+	stats    *counters // shared with clones
 	queue    *queue // nil unless the policy is Deferred
 }
 
@@ -75,7 +75,7 @@ func WithBSONOptions(o *options.BSONOptions) Option {
 // With the [Deferred] policy New starts the queue's goroutine: call
 // [Collection.Close] before disconnecting.
 func New(coll *mongo.Collection, reg *version.Registry, opts ...Option) *Collection {
-	c := &Collection{coll: coll, reg: reg, name: coll.Name()}
+	c := &Collection{coll: coll, reg: reg, name: coll.Name(), stats: &counters{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -86,13 +86,11 @@ func New(coll *mongo.Collection, reg *version.Registry, opts ...Option) *Collect
 	return c
 }
 
-// Unwrap returns the underlying collection, for every operation the
-// wrapper does not cover (UpdateMany, deletes, aggregations, indexes).
-// Documents read through it are not upgraded: decode them with
-// [Collection.Decode]. A partial update ($set) of a document still at an
-// older version mixes two shapes: use the wrapper's UpdateOne or
-// FindOneAndUpdate (which upgrade it first), or filter the update on the
-// current version.
+// Unwrap returns the underlying collection. Documents read through it
+// are not upgraded: decode them with [Collection.Decode]. A partial
+// update ($set) sent through it to a document still at an older version
+// mixes two shapes: use the wrapper's updates (which upgrade it first),
+// or filter the update on the current version.
 func (c *Collection) Unwrap() *mongo.Collection { return c.coll }
 
 // Name is the collection's name.

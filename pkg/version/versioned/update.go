@@ -27,6 +27,9 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
+	if e.ID == nil {
+		return fmt.Sprintf("%s: documents the update matches were upgraded %d times before the update, and changed by another writer each time; nothing of the update was applied: retry it", e.Collection, e.Tries)
+	}
 	return fmt.Sprintf("%s document %v: upgraded %d times before the update, and changed by another writer each time; nothing of the update was applied: retry it", e.Collection, e.ID, e.Tries)
 }
 
