@@ -26,7 +26,7 @@ type Collection struct {
 	observer Observer
 	registry *bson.Registry
 	bsonOpts *options.BSONOptions
-	stats    *counters // shared with clones
+	stats    *counters
 	queue    *queue // nil unless the policy is Deferred
 }
 
