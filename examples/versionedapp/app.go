@@ -125,7 +125,8 @@ type App struct {
 
 // NewApp wraps the users collection once, at start-up: every read
 // through it upgrades, every insert is stamped and validated, and
-// upgrades are written back in the background, 50 to a bulk write.
+// upgrades are written back in the background, at most 50 to a bulk
+// write (fewer while the server answers slowly).
 // Close it before disconnecting the client.
 func NewApp(db *mongo.Database, reg *version.Registry, m *Metrics) *App {
 	users := versioned.New(db.Collection("users"), reg,

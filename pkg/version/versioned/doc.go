@@ -7,15 +7,20 @@
 //	var u User // today's shape
 //	err := users.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&u)
 //
-// FindOne, Find, FindOneAndUpdate, UpdateOne and FindOneAndReplace keep
-// the driver's names, arguments and options; their results
-// (SingleResult, Cursor) have the driver's methods. InsertOne,
-// InsertMany, ReplaceOne and FindOneAndReplace stamp (and, with
-// WithValidation, validate) each document, dropping any step marker it
-// carries. UpdateOne and FindOneAndUpdate update only a document at the
-// current version, upgrading (and writing back) an older one first, and
-// refuse an update that writes the step marker. Unwrap returns the
-// driver's collection for everything else.
+// Collection has every method of *mongo.Collection, with the driver's
+// names, arguments and options (a test compares the method sets); the
+// results that carry documents (SingleResult, Cursor) have the driver's
+// methods. FindOne, Find, FindOneAndDelete and the findAndModify results
+// upgrade each document. InsertOne, InsertMany, ReplaceOne,
+// FindOneAndReplace and BulkWrite's inserts and replacements stamp (and,
+// with WithValidation, validate) each document, dropping any step marker
+// it carries. UpdateOne, UpdateByID, FindOneAndUpdate, UpdateMany and
+// BulkWrite's update models update only documents at the current
+// version, upgrading (and writing back) the older ones they match first,
+// and refuse an update that writes the step marker. Deletes, counts,
+// Distinct, Aggregate and Watch are the driver's, on the documents as
+// stored ([Collection.UpgradeCursor] upgrades an aggregation's whole
+// documents). Unwrap returns the driver's collection.
 //
 // The package imports pkg/version and the driver only. Its invariants:
 //
@@ -35,6 +40,11 @@
 //     counted as lost.
 //  4. The Deferred policy never blocks a read: a full queue drops the
 //     write-back (counted). At most Queue+Batch write-backs are held;
-//     each bulk write carries at most Batch updates; Close sends what
-//     was accepted before it.
+//     each bulk write carries at most Batch updates (fewer after a
+//     timeout); a write-back is sent at most three times; Close sends
+//     what was accepted before it, until its context ends, and reports
+//     every one it did not write in an *UnwrittenError.
+//  5. A partial update never lands on an older shape: the update is
+//     filtered on the current version, the older documents it matches
+//     upgraded first.
 package versioned
