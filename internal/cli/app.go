@@ -273,6 +273,7 @@ func newApp(e *env) *cli.App {
 			validateCommand(e),
 			backfillCommand(e),
 			unlockCommand(e),
+			markCommand(e),
 			infoCommand(e),
 			demoCommand(e),
 			initCommand(e),

@@ -18,9 +18,11 @@ func statusCommand(e *env) *cli.Command {
 		Description: "Reads the ledger, the files, the backfill checkpoints and the leases; --counts also counts each\n" +
 			"collection's documents per version (a scan of every migrated collection).\n" +
 			"Exit codes: 0 (also with --check when nothing is pending or drifted), 1 failure, 2 invalid files,\n" +
-			"3 with --check when a migration is pending, drifted or missing.",
+			"3 with --check when a migration is pending, drifted or missing, the server differs from what the applied\n" +
+			"migrations declare, or a collection holds an anomaly (documents above the applied version, below it after\n" +
+			"the window closed, or at a version no file knows).",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted"},
+			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted, the server differs from the files, or documents are where they should not be"},
 			&cli.BoolFlag{Name: "counts", Usage: "count each collection's documents per version (scans every migrated collection)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -85,6 +87,9 @@ func (e *env) renderStatus(st *runner.Status) {
 		if m.AppliedAt != nil {
 			when = m.AppliedAt.UTC().Format("2006-01-02 15:04:05Z") + " by " + display(m.AppliedBy)
 		}
+		if m.Marked != nil {
+			when += ", marked: " + display(m.Marked.Reason)
+		}
 		rows = append(rows, []cell{{text: fmt.Sprintf("%04d", m.Version)}, {text: m.State, paint: paint}, {text: migration.DisplayName(m.File)}, {text: when, paint: o.faint}})
 	}
 	o.table("  ", rows)
@@ -121,6 +126,7 @@ func (e *env) renderStatus(st *runner.Status) {
 				o.red("TOO NEW"), c.Name, n, c.CurrentVersion)
 		}
 	}
+	e.renderDeploy(st)
 	if len(st.Leases) > 0 {
 		o.printf("%s\n", o.bold("leases"))
 		rows = nil

@@ -52,6 +52,13 @@ func TestStatusTable(t *testing.T) {
 		}
 		if strings.HasPrefix(strings.TrimSpace(l), "collection ") {
 			header, rows = l, lines[i+1:]
+			// The table ends at the next section ("deploy").
+			for j, row := range rows {
+				if !strings.HasPrefix(row, "  ") {
+					rows = rows[:j]
+					break
+				}
+			}
 		}
 	}
 	if at < 0 || header == "" || len(rows) != 5 {

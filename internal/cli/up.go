@@ -319,6 +319,11 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 		for _, c := range m.Commands {
 			o.printf("  %s\n", display(string(c.Text)))
 		}
+		for _, s := range p.Settings {
+			if s.Version == m.Version {
+				o.printf("  %s\n", o.faint("effective "+display(settingsLine(s))))
+			}
+		}
 	}
 	for _, n := range p.Notes {
 		o.printf("\n%s %s\n", o.yellow("note:"), display(n))

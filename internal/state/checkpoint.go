@@ -5,10 +5,12 @@
 // A collection's checkpoint (_id: the collection's name) holds three field
 // groups, each with one writer:
 //
-//   - progress (target, lastId, upgraded, done, rangesCounted, updatedAt):
-//     the backfill, under the collection's backfill lease ([Store.Begin],
-//     [Store.SaveProgress]);
-//   - proof (proven): set true only by [Store.Prove], conditional on the
+//   - progress (target, lastId, upgraded, done, rangesCounted, updatedAt,
+//     runStartedAt, runFrom): the backfill, under the collection's backfill
+//     lease ([Store.Begin], [Store.SaveProgress]); runStartedAt and runFrom
+//     are when the last run began and what upgraded counted then, so that
+//     status can tell that run's rate;
+//   - proof (proven, provenAt): set true only by [Store.Prove], conditional on the
 //     target and on the generation the backfill read when it began; the
 //     backfill may clear it (a walk that found documents left);
 //   - window (tightened, generation): the runner, under the migration lock
@@ -74,6 +76,15 @@ type Checkpoint struct {
 	// upgraded, counted once; until then a total adds their checkpoints'.
 	RangesCounted bool      `bson:"rangesCounted"`
 	UpdatedAt     time.Time `bson:"updatedAt"`
+	// RunStartedAt is when the run that saved this checkpoint last began
+	// and RunFrom what Upgraded counted then ([Store.Begin] sets both in
+	// the checkpoint it returns; [Store.SaveProgress] stores them):
+	// (Upgraded-RunFrom) over (UpdatedAt-RunStartedAt) is that run's rate.
+	RunStartedAt time.Time `bson:"runStartedAt,omitempty"`
+	RunFrom      int64     `bson:"runFrom,omitempty"`
+	// ProvenAt is when [Store.Prove] recorded the proof (zero before
+	// proofs carried it).
+	ProvenAt time.Time `bson:"provenAt,omitempty"`
 }
 
 // Store reads and writes the checkpoints of one database.
@@ -112,6 +123,12 @@ func (s *Store) read(ctx context.Context, id, what string) (*Checkpoint, error) 
 // keeping its count and proof. The returned Generation is the one a proof
 // of this walk is conditional on.
 func (s *Store) Begin(ctx context.Context, coll string, target int64) (cp Checkpoint, resumed bool, err error) {
+	cp, resumed, err = s.begin(ctx, coll, target)
+	cp.RunStartedAt, cp.RunFrom = time.Now(), cp.Upgraded
+	return cp, resumed, err
+}
+
+func (s *Store) begin(ctx context.Context, coll string, target int64) (cp Checkpoint, resumed bool, err error) {
 	old, err := s.Read(ctx, coll)
 	switch {
 	case err != nil:
@@ -149,6 +166,9 @@ func (s *Store) SaveProgress(ctx context.Context, cp *Checkpoint) error {
 		{Key: "target", Value: cp.Target}, {Key: "lastId", Value: cp.LastID}, {Key: "upgraded", Value: cp.Upgraded},
 		{Key: "done", Value: cp.Done}, {Key: "rangesCounted", Value: cp.RangesCounted}, {Key: "updatedAt", Value: time.Now()},
 	}
+	if !cp.RunStartedAt.IsZero() {
+		set = append(set, bson.E{Key: "runStartedAt", Value: cp.RunStartedAt}, bson.E{Key: "runFrom", Value: cp.RunFrom})
+	}
 	onInsert := bson.D{{Key: "tightened", Value: false}, {Key: "generation", Value: cp.Generation}}
 	if !cp.Proven {
 		set = append(set, bson.E{Key: "proven", Value: false})
@@ -178,7 +198,7 @@ func (s *Store) Prove(ctx context.Context, coll string, target, generation int64
 	err := fenced(ctx, func() error {
 		var err error
 		res, err = s.c.UpdateOne(ctx, bson.D{{Key: "_id", Value: coll}, {Key: "target", Value: target}, {Key: "generation", Value: generationIs(generation)}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "proven", Value: true}, {Key: "updatedAt", Value: time.Now()}}}})
+			bson.D{{Key: "$set", Value: bson.D{{Key: "proven", Value: true}, {Key: "provenAt", Value: time.Now()}, {Key: "updatedAt", Value: time.Now()}}}})
 		return err
 	})
 	if err != nil {

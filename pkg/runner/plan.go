@@ -31,6 +31,9 @@ type Plan struct {
 	// Notes are things the reader should know (the server will refuse
 	// validators, say).
 	Notes []string `json:"notes,omitempty"`
+	// Settings are the effective validationLevel and validationAction of
+	// each collection whose validator a planned migration sends.
+	Settings []EffectiveSettings `json:"settings,omitempty"`
 }
 
 // Plan returns what UpTo(ctx, to) would apply ([Latest]: everything pending)
@@ -80,6 +83,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		return nil, err
 	}
 	r.serverNotes(ctx, p, pending)
+	if err := r.planSettings(ctx, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -142,6 +142,8 @@ type LedgerEntry struct {
 	// ClientSideValidators lists the collections whose validator the server
 	// refused: mongomig enforces them client-side only.
 	ClientSideValidators []string `bson:"clientSideValidators,omitempty" json:"clientSideValidators,omitempty"`
+	// Marked: recorded by a mark, not by up (see Runner.Mark).
+	Marked *Mark `bson:"marked,omitempty" json:"marked,omitempty"`
 }
 
 // AppliedBy identifies who applied a migration.

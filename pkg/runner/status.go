@@ -35,6 +35,7 @@ type MigrationStatus struct {
 	LedgerChecksum string     `json:"ledgerChecksum,omitempty"`
 	AppliedAt      *time.Time `json:"appliedAt,omitempty"`
 	AppliedBy      string     `json:"appliedBy,omitempty"`
+	Marked         *Mark      `json:"marked,omitempty"` // recorded applied by a mark (see Runner.Mark)
 }
 
 // VersionCount is how many documents sit at one document version.
@@ -73,6 +74,21 @@ type CollectionStatus struct {
 	// ran past a down. A release running the applied files cannot read
 	// them (version.TooNewError).
 	AboveCurrent int64 `json:"aboveCurrent,omitempty"`
+	// LevelFrom and ActionFrom are the applied migrations that declared
+	// the level and action (0: none does, the collection keeps the
+	// server's setting; see settings.go).
+	LevelFrom  int64 `json:"validationLevelFrom,omitempty"`
+	ActionFrom int64 `json:"validationActionFrom,omitempty"`
+	// Backfill is the backfill's checkpoint (nil: none ran).
+	Backfill *BackfillStatus `json:"backfill,omitempty"`
+	// NextUp says what the next `up` does to the collection ("": nothing).
+	NextUp string `json:"nextUp,omitempty"`
+	// Anomalies are documents that should not be there (with Counts, or
+	// found with Check).
+	Anomalies []Anomaly `json:"anomalies,omitempty"`
+	// ServerDrift lists how the server differs from what the applied
+	// migrations declare.
+	ServerDrift []ServerDifference `json:"serverDrift,omitempty"`
 }
 
 // WindowBranch is one branch of an open validator window: documents at
@@ -97,15 +113,21 @@ type Status struct {
 	// Leases are the held leases (the migration lock, backfill leases).
 	Leases  []Lease `json:"leases"`
 	Drifted int     `json:"drifted"`
+	// ServerUnchecked says why the server was not checked against the
+	// files (an applied file missing or edited).
+	ServerUnchecked string `json:"serverUnchecked,omitempty"`
+	// Marks are the migrations recorded applied or not by hand.
+	Marks []Mark `json:"marks,omitempty"`
 
 	applied map[int64]LedgerEntry
 }
 
-// Clean reports whether nothing is pending or drifted and no collection
-// holds documents above its current version (status --check).
+// Clean reports whether nothing is pending or drifted, no collection
+// holds documents above its current version or another anomaly, and the
+// server holds what the files declare (status --check).
 func (s *Status) Clean() bool {
 	for _, c := range s.Collections {
-		if c.AboveCurrent > 0 {
+		if c.AboveCurrent > 0 || len(c.Anomalies) > 0 || len(c.ServerDrift) > 0 {
 			return false
 		}
 	}
@@ -143,6 +165,9 @@ func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, err
 		if err := r.findAboveCurrent(ctx, st.Collections); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.deployStatus(ctx, st, opts); err != nil {
+		return nil, err
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {
 		return nil, err
