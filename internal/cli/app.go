@@ -235,6 +235,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 			msg, stack = pe.render(e.g.URI)
 		}
 		fmt.Fprintf(s.Err, "%s %s\n%s", paint(e.out != nil && e.out.errColor, color.FgRed, "mongomig:"), msg, stack)
+		e.writeFailure(err, args)
 	}
 	return exitCode(err)
 }

@@ -105,6 +105,10 @@ func (e *env) runBackfill(ctx context.Context, o backfillOptions) error {
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()
 	err = unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade")))
+	if res != nil && e.out.json && err != nil {
+		// One object on stdout: the failure, carrying the result so far.
+		return &resultError{err: err, result: res}
+	}
 	if res != nil {
 		if e.out.json {
 			if jerr := e.out.writeJSON(res); jerr != nil {

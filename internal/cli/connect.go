@@ -155,7 +155,7 @@ func (e *env) connect(ctx context.Context) (db *mongo.Database, close func(), er
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		closeAll()
-		return nil, nil, fmt.Errorf("cannot reach %s: %s; check the address and that the server is running", redactURI(uri), redactErr(err.Error(), uri))
+		return nil, nil, pingError(uri, err)
 	}
 	return client.Database(dbName), closeAll, nil
 }

@@ -96,6 +96,9 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 		}
 		return wordUnenforceable(e.dryRun(ctx, s, to, o.report), "up --dry-run")
 	}
+	if err := e.warnNewCollections(ctx, s.runner, to, false); err != nil {
+		return err
+	}
 	res, err := s.runner.UpTo(ctx, to)
 	applied := res.Applied
 	err = wordUnenforceable(err, "up")
@@ -164,6 +167,9 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 		return err
 	}
 	if err := refusePlanMissingFuncs(s.runner, p); err != nil {
+		return err
+	}
+	if err := e.warnNewCollections(ctx, s.runner, to, true); err != nil {
 		return err
 	}
 	pending, err := s.runner.Pending(ctx, to)

@@ -51,7 +51,7 @@ func Fence(ctx context.Context) error {
 }
 
 // Hold runs fn holding l: fn's context carries l and is cancelled with
-// [ErrLost] as its cause when l is lost; l is released afterwards, also
+// l's loss as its cause when l is lost (its [*LostError], or [ErrLost]); l is released afterwards, also
 // when ctx was cancelled. An error of fn's while the lease was lost wraps
 // ErrLost.
 func Hold(ctx context.Context, l Locker, fn func(ctx context.Context) error) (err error) {
@@ -65,13 +65,13 @@ func Hold(ctx context.Context, l Locker, fn func(ctx context.Context) error) (er
 	go func() {
 		select {
 		case <-l.Lost():
-			cancel(ErrLost)
+			cancel(lostCause(l))
 		case <-lctx.Done():
 		}
 	}()
 	err = fn(lctx)
-	if err != nil && context.Cause(lctx) == ErrLost && !errors.Is(err, ErrLost) {
-		return fmt.Errorf("%w: %v", ErrLost, err)
+	if cause := context.Cause(lctx); err != nil && errors.Is(cause, ErrLost) && !errors.Is(err, ErrLost) {
+		return fmt.Errorf("%w: %v", cause, err)
 	}
 	return err
 }

@@ -48,7 +48,8 @@ func (h *Held) Token() string { return h.token }
 // or no renewal proven before validUntil); nothing is sent after.
 func (h *Held) Lost() <-chan struct{} { return h.lost }
 
-// Err is the loss (an [ErrLost]), or nil while the lease is held.
+// Err is the loss (a [*LostError], which wraps [ErrLost]), or nil while
+// the lease is held.
 func (h *Held) Err() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -113,7 +114,7 @@ func (h *Held) Fence(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Margin(h.lease))
 	defer cancel()
 	if err := h.renew(rctx); err != nil {
-		return h.lose(fmt.Errorf("%w (no renewal of %s proven since %s: this process may have been paused, or the server is unreachable: %v)", ErrLost, h.name, since.Format(time.RFC3339), err))
+		return h.lose(h.unproven(since, err))
 	}
 	return nil
 }
@@ -127,7 +128,7 @@ func (h *Held) verify(ctx context.Context) error {
 	err := h.coll.FindOne(rctx, h.mine(), options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: removed by unlock --force, or taken over)", ErrLost, h.name))
+		return h.lose(&LostError{Name: h.name, Reason: LostTokenGone})
 	case err != nil && (mongo.IsNetworkError(err) || mongo.IsTimeout(err)):
 		// The server is unreachable or slow for now: the lease still
 		// holds by our clock while validUntil has not passed, which is the
@@ -135,7 +136,7 @@ func (h *Held) verify(ctx context.Context) error {
 		// follows meets the same outage (and is fenced again when retried).
 		return nil
 	case err != nil:
-		return fmt.Errorf("%w (cannot verify the lease %s: %v)", ErrLost, h.name, err)
+		return &LostError{Name: h.name, Reason: LostUnverified, Err: err}
 	}
 	return nil
 }
@@ -160,7 +161,7 @@ func (h *Held) renew(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("renew the lease %s: %w", h.name, err)
 	case res.MatchedCount == 0:
-		return h.lose(fmt.Errorf("%w (the lease %s expired by the server's clock, or another process holds it)", ErrLost, h.name))
+		return h.lose(&LostError{Name: h.name, Reason: LostExpired})
 	}
 	h.renewed(sent)
 	return nil
@@ -188,7 +189,7 @@ func (h *Held) heartbeat(ctx context.Context) {
 		err := h.renew(rctx)
 		cancel()
 		if validUntil, since := h.until(); err != nil && ctx.Err() == nil && !time.Now().Before(validUntil) {
-			h.lose(fmt.Errorf("%w (no renewal of %s proven since %s: this process may have been paused, or the server is unreachable: %v)", ErrLost, h.name, since.Format(time.RFC3339), err))
+			h.lose(h.unproven(since, err))
 		}
 	}
 }

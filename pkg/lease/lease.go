@@ -113,8 +113,10 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }
 
 // ErrLost is returned by [Held.Fence] (and by whatever a caller stops with
-// it) when the lease may have expired or is no longer this acquisition's.
-var ErrLost = errors.New("migration lock lost: our lease expired and another process took it over")
+// it) when the lease may have expired or is no longer this acquisition's:
+// a [*LostError] wraps it and says which lease and why (the server did not
+// answer, the token is gone, it expired).
+var ErrLost = errors.New("lease lost")
 
 // Margin is subtracted from the lease when fencing: renewals run every
 // quarter of the lease, so a holder whose renewals fail still has a retry

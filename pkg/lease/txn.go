@@ -63,7 +63,7 @@ func (h *Held) transact(ctx context.Context, fn func(ctx context.Context) error)
 		case err != nil:
 			return nil, fmt.Errorf("fence the transaction on the lease %s: %w", h.name, err)
 		case res.MatchedCount == 0:
-			return nil, h.lose(fmt.Errorf("%w (the lease document %s no longer holds this process's token: the transaction wrote nothing)", ErrLost, h.name))
+			return nil, h.lose(&LostError{Name: h.name, Reason: LostTokenGone})
 		}
 		return nil, fn(sc)
 	}, opts)

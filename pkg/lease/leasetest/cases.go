@@ -186,8 +186,16 @@ func renewalFailureFences(t *testing.T, s suite) {
 	cutAt := time.Now()
 	d.setCut(true)
 	sleepUntil(cutAt.Add(s.Lease))
-	if err := h.Fence(ctx); !errors.Is(err, lease.ErrLost) {
+	err := h.Fence(ctx)
+	if !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("fence a lease after the network was cut for a whole lease: %v, want ErrLost", err)
+	}
+	// The loss says what happened: the server did not answer (it used to
+	// say "another process took it over", which nobody had).
+	var lost *lease.LostError
+	if !errors.As(err, &lost) || lost.Reason != lease.LostUnreachable || lost.Name != "cut" ||
+		!strings.Contains(err.Error(), "the server did not answer its renewal") || strings.Contains(err.Error(), "took it over") {
+		t.Errorf("loss to a cut network: %v (%#v), want a LostError with reason unreachable", err, lost)
 	}
 	select {
 	case <-h.Lost():

@@ -66,6 +66,7 @@ func Run(t *testing.T, s Server) {
 		{"StaleTakenOverOnlyAfterExpiry", staleTakenOver},
 		{"WaitingNamesHolderAndExpiry", waitingNamesHolder},
 		{"RenewalFailureFences", renewalFailureFences},
+		{"HoldCauseNamesTheLoss", holdCauseNamesTheLoss},
 		{"ForcedRemoveStopsHolder", forcedRemoveStopsHolder},
 		{"TokenGuardsAnotherAcquisition", tokenGuards},
 		{"MajorityWriteConcern", majorityWriteConcern},
