@@ -106,7 +106,7 @@ func (e *env) lintServer(ctx context.Context, uri string, rep *lint.Report, ms [
 		e.out.warnf("--server %s: which $jsonSchema keywords it enforces is unknown (%s): its validators are client-side only there, or unchecked", redactURI(uri), caps.Keywords.Reason)
 		return nil
 	}
-	for _, v := range runner.Unenforceable(ms, &caps.Keywords) {
+	for _, v := range probe.Unenforceable(ms, &caps.Keywords) {
 		rep.Problems = append(rep.Problems, lint.Problem{
 			Severity: lint.SeverityError, File: v.File, Line: v.Pos.Line, Column: v.Pos.Column, Collection: v.Collection,
 			Message: fmt.Sprintf("the validator of %s uses %s, which the server at %s does not enforce (it would accept the validator and then refuse every write, or not check it)",

@@ -17,7 +17,7 @@ var floors = map[string]int{
 	"pkg/version":           2,
 	"pkg/version/versioned": 3, "pkg/version/versiontest": 3, "internal/bsonx": 3, "pkg/events": 3,
 	"pkg/lease": 3, "internal/gopanic": 3, "internal/testhook": 3, "internal/cmdlog": 3,
-	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4,
+	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 4,
 	"pkg/runner": 5, "pkg/backfill": 5, "pkg/report": 5, "pkg/inspect": 5,
 	"internal/sandbox": 5, "internal/sandbox/sandboxtest": 6, "internal/sampledata": 5,
 	"internal/fixtures": 7, // test fixtures: imported by tests only (TestFixturesOnlyInTests)

@@ -11,7 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
@@ -246,7 +245,7 @@ func inferCollection(ctx context.Context, coll *mongo.Collection, opts InferOpti
 	}
 	ic.IndexSpecs = []ExtJSON{}
 	for _, idx := range ic.Indexes {
-		ic.IndexSpecs = append(ic.IndexSpecs, schemaExtJSON(bsonx.IndexSpec(idx)))
+		ic.IndexSpecs = append(ic.IndexSpecs, schemaExtJSON(idx.Spec()))
 	}
 	return ic, col, warn, nil
 }

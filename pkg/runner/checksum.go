@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -13,50 +11,10 @@ import (
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
-// schemaChecksum covers what `up` sends and how documents are upgraded:
-// per collection the validator, level, action, upgrade steps and index
-// changes. The revert-only and documentary parts (downgrade, examples,
-// description, comments, formatting) are left out, so they may be added or
-// corrected after a migration was applied without being drift.
-func schemaChecksum(m *migration.Migration) string {
-	var colls bson.A
-	for _, c := range m.Collections {
-		var steps bson.A
-		for _, s := range c.Upgrade {
-			var fields bson.A
-			for _, f := range s.Fields {
-				fields = append(fields, bson.D{{Key: "path", Value: f.Path}, {Key: "value", Value: f.Value}, {Key: "to", Value: f.To}})
-			}
-			steps = append(steps, bson.D{{Key: "op", Value: string(s.Op)}, {Key: "fields", Value: fields}, {Key: "func", Value: s.Func}})
-		}
-		var creates bson.A
-		for _, idx := range c.Indexes.Create {
-			creates = append(creates, createIndexCommand(c.Name, idx).Doc)
-		}
-		var drops bson.A
-		for _, d := range c.Indexes.Drop {
-			drops = append(drops, d.Name)
-		}
-		colls = append(colls, bson.D{
-			{Key: "name", Value: c.Name}, {Key: "validator", Value: c.Validator},
-			{Key: "validationLevel", Value: string(c.ValidationLevel)}, {Key: "validationAction", Value: string(c.ValidationAction)},
-			{Key: "upgrade", Value: steps}, {Key: "create", Value: creates}, {Key: "drop", Value: drops},
-		})
-	}
-	b, err := bson.MarshalExtJSON(bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}, true, false)
-	if err != nil {
-		// Every value came from a parsed file: it marshals. Fall back to the
-		// file's bytes rather than hide an error.
-		return m.Checksum
-	}
-	sum := sha256.Sum256(b)
-	return "schema-sha256:" + hex.EncodeToString(sum[:])
-}
-
 // sameSchema reports whether a ledger entry still describes m: the file's
 // bytes are unchanged, or at least what its schema checksum covers.
 func sameSchema(e LedgerEntry, m *migration.Migration) bool {
-	return e.Checksum == m.Checksum || (e.SchemaChecksum != "" && e.SchemaChecksum == schemaChecksum(m))
+	return e.Checksum == m.Checksum || (e.SchemaChecksum != "" && e.SchemaChecksum == migration.SchemaChecksum(m))
 }
 
 // acceptDrift records, with --allow-drift, the files as they are now for
@@ -82,7 +40,7 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 			}
 		}
 		set := bson.D{{Key: "$set", Value: bson.D{
-			{Key: "checksum", Value: m.Checksum}, {Key: "schemaChecksum", Value: schemaChecksum(m)},
+			{Key: "checksum", Value: m.Checksum}, {Key: "schemaChecksum", Value: migration.SchemaChecksum(m)},
 			{Key: "driftAcceptedAt", Value: now}, {Key: "driftAcceptedFrom", Value: ms.LedgerChecksum},
 		}}}
 		// A ledger write like record's: in the lease's transaction where

@@ -65,7 +65,7 @@ func dropIndexCommand(coll, name string) Command {
 }
 
 func createIndexCommand(coll string, idx migration.Index) Command {
-	spec := bsonx.IndexSpec(idx)
+	spec := idx.Spec()
 	return newCommand(coll, "createIndexes", idx.Name, bson.D{{Key: "createIndexes", Value: coll}, {Key: "indexes", Value: bson.A{spec}}})
 }
 

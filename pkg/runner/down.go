@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/bsonx"
+	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
@@ -326,99 +324,13 @@ func uniqueStrings(list []string) []string {
 	return out
 }
 
-// downgradeBatch is the number of guarded writes per bulk write (the
-// sandbox hangs on update commands of 100 statements or more).
-const downgradeBatch = 50
-
-// downgradeDocuments rewrites every document of coll at version v with the
-// migration's downgrade in passes over a cursor in _id order, each as a
-// guarded delta ([version.Registry.DowngradeDeltaFor]: the fields the
-// downgrade writes and those it reads, at their values as read) in
-// unordered bulk writes. A document a concurrent writer changed since the
-// read is left alone by that write, counted in reread and downgraded from
-// its new value by the next pass; fields the downgrade neither reads nor
-// touches are never guarded or written. Passes go on until one finds no
-// document at v: a document written at v during a pass (the release being
-// rolled back still runs) is downgraded by the next. A pass that
-// downgrades nothing while documents remain stops with an error. progress
-// is called after every batch with the documents it downgraded.
+// downgradeDocuments rewrites every document of coll at version v with
+// the migration's downgrade (see package downgrade), calling progress
+// after every batch with the documents it downgraded.
 func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64, progress func(int64)) (done, reread int64, err error) {
-	for {
-		n, left, err := r.downgradePass(ctx, coll, v, progress)
-		done += n
-		if err != nil || n+left == 0 {
-			return done, reread, err
-		}
-		if n == 0 {
-			return done, reread, fmt.Errorf("%d documents keep changing under the downgrade; stop the writers and run down again", left)
-		}
-		reread += left
+	w := downgradewalk.Walk{Coll: r.db.Collection(coll), Name: coll, Version: v, Registry: r.registry, Progress: progress}
+	if r.hook != nil {
+		w.BeforeWrite = func(n int) { r.hook("down.write", v, n) }
 	}
-}
-
-// downgradePass makes one pass; left counts the documents whose guarded
-// write matched nothing (changed since they were read).
-func (r *Runner) downgradePass(ctx context.Context, coll string, v int64, progress func(int64)) (done, left int64, err error) {
-	c := r.db.Collection(coll)
-	cur, err := c.Find(ctx, r.registry.VersionIs(v), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(downgradeBatch))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
-	var models []mongo.WriteModel
-	flush := func() error {
-		if len(models) == 0 {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fence(ctx); err != nil {
-			return err
-		}
-		if r.hook != nil {
-			r.hook("down.write", v, len(models))
-		}
-		// An interruption lets the batch complete, so done is exact.
-		wctx, stop := batchContext(ctx)
-		res, err := c.BulkWrite(wctx, models, options.BulkWrite().SetOrdered(false))
-		stop()
-		if err != nil {
-			return fmt.Errorf("write downgraded documents: %w", err)
-		}
-		done += res.MatchedCount
-		left += int64(len(models)) - res.MatchedCount
-		models = models[:0]
-		progress(res.MatchedCount)
-		return nil
-	}
-	for cur.Next(ctx) {
-		var d bson.D
-		if err := cur.Decode(&d); err != nil {
-			return done, left, err
-		}
-		out, err := r.registry.Downgrade(coll, v, d)
-		if err != nil {
-			var ue *version.UpgradeError
-			if errors.As(err, &ue) {
-				return done, left, err // it names the document
-			}
-			raw, _ := bson.Marshal(d)
-			return done, left, fmt.Errorf("downgrade %s document _id=%s: %w", coll, bsonx.IDOf(raw), err)
-		}
-		delta, err := r.registry.DowngradeDeltaFor(coll, d, out, v)
-		if err != nil {
-			return done, left, err
-		}
-		models = append(models, mongo.NewUpdateOneModel().SetFilter(delta.Filter).SetUpdate(delta.Update))
-		if len(models) == downgradeBatch {
-			if err := flush(); err != nil {
-				return done, left, err
-			}
-		}
-	}
-	if err := cur.Err(); err != nil {
-		return done, left, err
-	}
-	return done, left, flush()
+	return w.Documents(ctx)
 }

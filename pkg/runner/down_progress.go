@@ -119,20 +119,3 @@ func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
 	r.cfg.log.Log(events.DownGuardScans{Total: n, Reason: g.Reason})
 	return nil
 }
-
-// batchContext is the context of one batch of down's writes: an
-// interruption (ctx cancelled for any cause but a lost lock) lets it
-// complete, so the documents counted as downgraded are those on the
-// server; a lost lock stops it.
-func batchContext(ctx context.Context) (context.Context, func()) {
-	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	unhook := context.AfterFunc(ctx, func() {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrLockLost) {
-			cancel(cause)
-		}
-	})
-	if ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrLockLost) {
-		cancel(context.Cause(ctx))
-	}
-	return wctx, func() { unhook(); cancel(nil) }
-}

@@ -33,27 +33,6 @@ var server2Capabilities = &probe.Capabilities{
 	},
 }
 
-func TestRefusedKeywordsLooksIntoWindows(t *testing.T) {
-	// An open window: {$or: [{$and: [version is 3, S3]}, {$and: [version is 0, S0]}]}.
-	s3 := bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "properties", Value: bson.D{{Key: "status", Value: bson.D{{Key: "enum", Value: bson.A{"a", "b"}}}}}}}}}
-	s0 := bson.D{{Key: "$jsonSchema", Value: bson.D{
-		{Key: "properties", Value: bson.D{{Key: "n", Value: bson.D{{Key: "bsonType", Value: bson.A{"number", "null"}}}}}},
-		{Key: "additionalProperties", Value: false},
-		{Key: "required", Value: bson.A{"enum"}}, // a field named enum is no keyword
-	}}}
-	window := bson.D{{Key: "$or", Value: bson.A{
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: 3}}, s3}}},
-		bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "version", Value: 0}}, s0}}},
-	}}}
-	got := runner.RefusedKeywords(window, &server2Capabilities.Keywords)
-	if want := []string{"additionalProperties", "enum", "bsonType: number"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("refused = %q, want %q", got, want)
-	}
-	if got := runner.RefusedKeywords(window, &probe.KeywordSupport{Reason: "validators are unavailable"}); got != nil {
-		t.Errorf("keywords unknown (no validators): refused = %q, want none", got)
-	}
-}
-
 // writeCommands are the recorded commands that write, but the lock's and
 // ledger's reads.
 func writeCommands(cmds []bson.Raw) []string {
@@ -196,7 +175,7 @@ func TestUpRefusesUnenforceableOnMongoDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enum := runner.RefusedKeywords(bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "enum", Value: bson.A{1}}}}}, &caps.Keywords)
+	enum := probe.RefusedKeywords(bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "enum", Value: bson.A{1}}}}}, &caps.Keywords)
 	if len(enum) == 0 {
 		t.Skipf("the server enforces enum (probed: %+v): nothing to refuse", caps.Keywords)
 	}

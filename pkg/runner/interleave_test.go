@@ -100,15 +100,21 @@ func TestInterleavings(t *testing.T) {
 	if s, err := strconv.ParseUint(os.Getenv("MONGOMIG_SEED"), 10, 64); err == nil {
 		seeds = []uint64{s}
 	}
+	t.Parallel() // a sandbox of its own
 	srv := sandboxtest.Start(t)
 	client := sandboxtest.Connect(t, srv.URI())
+	// Each seed has a database of its own (and leases of 10s, no sleep):
+	// the seeds run side by side.
 	for _, seed := range seeds {
-		db := client.Database(fmt.Sprintf("interleave_%d", seed))
-		w := &world{t: t, ctx: context.Background(), rng: rand.New(rand.NewPCG(seed, 0)), db: db, items: db.Collection("items"), notes: map[int]int{}}
-		if err := w.run(60); err != nil {
-			t.Fatalf("seed %d (replay: MONGOMIG_SEED=%d go test -run TestInterleavings ./pkg/runner): %v\nsteps:\n%s",
-				seed, seed, err, joinLines(w.log))
-		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			db := client.Database(fmt.Sprintf("interleave_%d", seed))
+			w := &world{t: t, ctx: context.Background(), rng: rand.New(rand.NewPCG(seed, 0)), db: db, items: db.Collection("items"), notes: map[int]int{}}
+			if err := w.run(60); err != nil {
+				t.Fatalf("seed %d (replay: MONGOMIG_SEED=%d go test -run TestInterleavings ./pkg/runner): %v\nsteps:\n%s",
+					seed, seed, err, joinLines(w.log))
+			}
+		})
 	}
 }
 

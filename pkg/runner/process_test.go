@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				os.Exit(1)
 			}
-			os.Exit(helperDown(client.Database("app")))
+			os.Exit(helperDown(client.Database(helperDB())))
 		case "serve":
 			os.Exit(fixtures.HelperServe())
 		case "up-slow":
@@ -46,6 +46,15 @@ func TestMain(m *testing.M) {
 
 func helperUp(uri, killAt string) int { return helperUpWith(uri, killAt, 0) }
 
+// helperDB is the database a helper process migrates: MONGOMIG_HELPER_DB,
+// else app (trials that run side by side each have a database).
+func helperDB() string {
+	if db := os.Getenv("MONGOMIG_HELPER_DB"); db != "" {
+		return db
+	}
+	return "app"
+}
+
 func helperUpWith(uri, killAt string, pause time.Duration) int {
 	ctx := context.Background()
 	client, err := mongo.Connect(options.Client().ApplyURI(uri))
@@ -53,7 +62,7 @@ func helperUpWith(uri, killAt string, pause time.Duration) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r, err := runner.New(client.Database("app"), os.DirFS("../../migrations"),
+	r, err := runner.New(client.Database(helperDB()), os.DirFS("../../migrations"),
 		runner.WithLockLease(time.Second), runner.WithLockWait(2*time.Minute))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -139,6 +148,7 @@ func TestUpProcessesConcurrently(t *testing.T) {
 // was recorded). The lock it leaves is taken over once its lease expires,
 // and the next run applies what is missing, each migration recorded once.
 func TestKilledUpFinishesOnNextRun(t *testing.T) {
+	t.Parallel() // each case has a sandbox of its own
 	for _, tc := range []struct {
 		killAt     string
 		ledgerLeft []int64
@@ -149,6 +159,7 @@ func TestKilledUpFinishesOnNextRun(t *testing.T) {
 		{"recorded:4:0", []int64{1, 2, 3, 4}}, // after the last, before releasing the lock
 	} {
 		t.Run(tc.killAt, func(t *testing.T) {
+			t.Parallel()
 			srv := sandboxtest.Start(t)
 			err := helper(t, srv.URI(), tc.killAt).Run()
 			var ee *exec.ExitError

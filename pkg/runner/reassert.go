@@ -16,39 +16,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
-
-// declaredState is what the applied migrations declare for a collection.
-type declaredState struct {
-	name string
-	// validator is the validator to put back (nil: none is declared, or
-	// the server refused it and it is enforced client-side only); also is
-	// another validator that is as declared (the plain schema of a window
-	// a backfill proved closable).
-	validator, also bson.D
-	from            int64 // the migration that declared the validator
-	level, action   string
-	indexes         map[string]migration.Index
-	indexFrom       map[string]int64
-	dropped         map[string]int64 // name -> the migration that dropped it
-}
-
-// serverState is what listCollections and listIndexes say of a collection.
-type serverState struct {
-	exists        bool
-	validator     bson.D
-	level, action string
-	indexes       map[string]bson.D // name -> key
-	unique        map[string]bool
-}
 
 // reassertAfterTakeover checks the declared state when the migration lock
 // ctx carries was taken over from an expired holder.
@@ -104,13 +78,17 @@ func (r *Runner) reassert(ctx context.Context, why string) error {
 	if err != nil {
 		return err
 	}
-	server, err := r.serverStates(ctx, states)
+	names := make([]string, len(states))
+	for i, d := range states {
+		names[i] = d.Name
+	}
+	server, err := serverstate.Read(ctx, r.db, names)
 	if err != nil {
 		return err
 	}
 	var cmds []Command
 	for _, d := range states {
-		cmds = append(cmds, r.reassertCommands(d, server[d.name])...)
+		cmds = append(cmds, r.reassertCommands(d, server[d.Name])...)
 	}
 	for i, c := range cmds {
 		_, lost, err := r.send(ctx, top, i, c)
@@ -149,137 +127,70 @@ func (r *Runner) uncheckable(ledger map[int64]LedgerEntry, top int64) string {
 
 // declaredStates lists what the applied migrations (up to top) declare,
 // per collection, in name order.
-func (r *Runner) declaredStates(ctx context.Context, ledger map[int64]LedgerEntry, top int64) ([]declaredState, error) {
-	byName := map[string]*declaredState{}
-	var names []string
-	for _, m := range r.migrations {
-		if _, ok := ledger[m.Version]; !ok {
-			continue
-		}
-		for _, c := range m.Collections {
-			d := byName[c.Name]
-			if d == nil {
-				d = &declaredState{name: c.Name, indexes: map[string]migration.Index{}, indexFrom: map[string]int64{}, dropped: map[string]int64{}}
-				byName[c.Name] = d
-				names = append(names, c.Name)
-			}
-			if c.Validator != nil {
-				d.from = m.Version
-			}
-			if c.ValidationLevel != "" {
-				d.level = string(c.ValidationLevel)
-			}
-			if c.ValidationAction != "" {
-				d.action = string(c.ValidationAction)
-			}
-			for _, x := range c.Indexes.Drop {
-				delete(d.indexes, x.Name)
-				delete(d.indexFrom, x.Name)
-				d.dropped[x.Name] = m.Version
-			}
-			for _, idx := range c.Indexes.Create {
-				d.indexes[idx.Name], d.indexFrom[idx.Name] = idx, m.Version
-				delete(d.dropped, idx.Name)
-			}
-		}
-	}
+func (r *Runner) declaredStates(ctx context.Context, ledger map[int64]LedgerEntry, top int64) ([]serverstate.Declared, error) {
+	states := serverstate.Declare(r.migrations, func(v int64) bool { _, ok := ledger[v]; return ok })
 	clientSide := map[string]bool{}
 	for _, e := range ledger {
 		for _, c := range e.ClientSideValidators {
 			clientSide[c] = true
 		}
 	}
-	slices.Sort(names)
-	out := make([]declaredState, 0, len(names))
-	for _, name := range names {
-		d := byName[name]
-		if err := r.declaredValidator(ctx, d, top, clientSide[name]); err != nil {
+	for i := range states {
+		if err := r.declaredValidator(ctx, &states[i], top, clientSide[states[i].Name]); err != nil {
 			return nil, err
 		}
-		out = append(out, *d)
 	}
-	return out, nil
+	return states, nil
 }
 
 // declaredValidator sets d's validator: the window as of top, or its
 // plain schema once the window was closed (or a backfill proved it may
 // be), with the level and action the server holds with it.
-func (r *Runner) declaredValidator(ctx context.Context, d *declaredState, top int64, clientSide bool) error {
-	w := r.windowAt(d.name, top)
+func (r *Runner) declaredValidator(ctx context.Context, d *serverstate.Declared, top int64, clientSide bool) error {
+	w := r.windowAt(d.Name, top)
 	if w == nil || clientSide {
-		d.level, d.action = "", ""
+		d.Level, d.Action = "", ""
 		return nil
 	}
-	d.validator = w
-	d.level = string(bsonx.OrDefault(migration.Level(d.level), migration.LevelStrict))
-	d.action = string(bsonx.OrDefault(migration.Action(d.action), migration.ActionError))
-	cv := r.docVersionAt(d.name, top)
+	d.Validator = w
+	d.Level = string(bsonx.OrDefault(migration.Level(d.Level), migration.LevelStrict))
+	d.Action = string(bsonx.OrDefault(migration.Action(d.Action), migration.ActionError))
+	cv := r.docVersionAt(d.Name, top)
 	if cv == 0 {
 		return nil
 	}
-	cp, err := r.readCheckpoint(ctx, d.name)
+	cp, err := r.readCheckpoint(ctx, d.Name)
 	if err != nil || cp == nil || cp.Target != cv {
 		return err
 	}
-	switch plain := r.plainAt(d.name, top); {
+	switch plain := r.plainAt(d.Name, top); {
 	case cp.Tightened:
-		d.validator = plain
+		d.Validator = plain
 	case cp.Proven:
-		d.also = plain
+		d.Also = plain
 	}
 	return nil
 }
 
-// serverStates reads the options and indexes of the collections of states.
-func (r *Runner) serverStates(ctx context.Context, states []declaredState) (map[string]serverState, error) {
-	cur, err := r.db.ListCollections(ctx, bson.D{})
-	if err != nil {
-		return nil, fmt.Errorf("list collections: %w", err)
+// reassertCommands are the commands that put d back on a server holding
+// s, each difference logged as an [events.StateDiffers].
+func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collection) []Command {
+	diffs, fixes := serverstate.Compare(d, s)
+	for _, x := range diffs {
+		r.cfg.log.Log(events.StateDiffers(x))
 	}
-	var infos []struct {
-		Name    string `bson:"name"`
-		Options struct {
-			Validator bson.D `bson:"validator"`
-			Level     string `bson:"validationLevel"`
-			Action    string `bson:"validationAction"`
-		} `bson:"options"`
-	}
-	if err := cur.All(ctx, &infos); err != nil {
-		return nil, fmt.Errorf("list collections: %w", err)
-	}
-	out := map[string]serverState{}
-	for _, in := range infos {
-		out[in.Name] = serverState{exists: true, validator: in.Options.Validator, level: in.Options.Level, action: in.Options.Action}
-	}
-	for _, d := range states {
-		s, ok := out[d.name]
-		if !ok {
-			continue
+	var cmds []Command
+	for _, f := range fixes {
+		switch {
+		case f.CreateIndex != nil:
+			cmds = append(cmds, createIndexCommand(d.Name, *f.CreateIndex))
+		case f.DropIndex != "":
+			cmds = append(cmds, dropIndexCommand(d.Name, f.DropIndex))
+		case f.Create:
+			cmds = append(cmds, createCommand(d.Name, f.SetOptions))
+		default:
+			cmds = append(cmds, collModCommand(d.Name, f.SetOptions))
 		}
-		if s.indexes, s.unique, err = r.serverIndexes(ctx, d.name); err != nil {
-			return nil, err
-		}
-		out[d.name] = s
 	}
-	return out, nil
-}
-
-func (r *Runner) serverIndexes(ctx context.Context, coll string) (map[string]bson.D, map[string]bool, error) {
-	cur, err := r.db.Collection(coll).Indexes().List(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list the indexes of %s: %w", coll, err)
-	}
-	var specs []struct {
-		Name   string `bson:"name"`
-		Key    bson.D `bson:"key"`
-		Unique bool   `bson:"unique"`
-	}
-	if err := cur.All(ctx, &specs); err != nil {
-		return nil, nil, fmt.Errorf("list the indexes of %s: %w", coll, err)
-	}
-	keys, unique := map[string]bson.D{}, map[string]bool{}
-	for _, s := range specs {
-		keys[s.Name], unique[s.Name] = s.Key, s.Unique
-	}
-	return keys, unique, nil
+	return cmds
 }

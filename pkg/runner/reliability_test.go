@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +39,50 @@ func helperCmd(uri, mode string) *exec.Cmd {
 	return cmd
 }
 
+// helperOn is helperCmd migrating database db.
+func helperOn(uri, mode, db string) *exec.Cmd {
+	cmd := helperCmd(uri, mode)
+	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_DB="+db)
+	return cmd
+}
+
+// sideBySide runs trials 0..n-1 on workers goroutines, worker w taking
+// trials w, w+workers, ... in order on a database of its own (app_w): the
+// trials of one database follow each other as they would alone, and the
+// waits of different ones (a killed run's lease expiring, processes
+// starting) overlap. It fails t with every error a trial returned.
+func sideBySide(t *testing.T, n, workers int, trial func(db string, i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if err := trial(fmt.Sprintf("app_%d", w), i); err != nil {
+					errs[w] = fmt.Errorf("trial %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// delays draws n kill delays below max from rng, in trial order, before
+// the trials run side by side (so a seed gives the same delays).
+func delays(rng *rand.Rand, n, maxMS int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = time.Duration(rng.IntN(maxMS)) * time.Millisecond
+	}
+	return out
+}
+
 // killAfter starts cmd and SIGKILLs it after d; it reports whether the
 // process was still running (killed) rather than finished.
 func killAfter(t *testing.T, cmd *exec.Cmd, d time.Duration) bool {
@@ -56,45 +101,50 @@ func killAfter(t *testing.T, cmd *exec.Cmd, d time.Duration) bool {
 // database, then runs it again: every migration ends recorded exactly once
 // and the collections have exactly the declared indexes.
 func TestFaultKilledUp(t *testing.T) {
+	t.Parallel() // a sandbox of its own
 	srv := sandboxtest.Start(t)
 	client := sandboxtest.Connect(t, srv.URI())
-	rng := rand.New(rand.NewPCG(1, 2))
-	n, mid := trials(20), 0
-	for trial := 0; trial < n; trial++ {
-		db := client.Database("app")
+	n := trials(20)
+	wait := delays(rand.New(rand.NewPCG(1, 2)), n, 60)
+	var mid atomic.Int64
+	sideBySide(t, n, 4, func(name string, trial int) error {
+		db := client.Database(name)
 		_ = db.Drop(context.Background())
-		if killAfter(t, helperCmd(srv.URI(), "up"), time.Duration(rng.IntN(60))*time.Millisecond) {
+		if killAfter(t, helperOn(srv.URI(), "up", name), wait[trial]) {
 			if v := ledgerVersions(t, db); len(v) < 4 {
-				mid++
+				mid.Add(1)
 			}
 		}
-		out, err := helperCmd(srv.URI(), "up").CombinedOutput()
+		out, err := helperOn(srv.URI(), "up", name).CombinedOutput()
 		if err != nil {
-			t.Fatalf("trial %d: next run: %v\n%s", trial, err, out)
+			return fmt.Errorf("next run: %v\n%s", err, out)
 		}
 		if v := ledgerVersions(t, db); !equalVersions(v, 1, 2, 3, 4) {
-			t.Fatalf("trial %d: ledger %v", trial, v)
+			return fmt.Errorf("ledger %v", v)
 		}
 		if idx := indexNames(t, db.Collection("users")); idx["email_1"] || !idx["contact.email_1"] {
-			t.Fatalf("trial %d: users indexes %v", trial, idx)
+			return fmt.Errorf("users indexes %v", idx)
 		}
-	}
-	t.Logf("up: %d trials, %d killed mid-run, 0 failures", n, mid)
+		return nil
+	})
+	t.Logf("up: %d trials, %d killed mid-run, 0 failures", n, mid.Load())
 }
 
 // TestFaultKilledDown kills `down --to 2` at random points; the next run
 // finishes, and every version-3 user is downgraded exactly once.
 func TestFaultKilledDown(t *testing.T) {
+	t.Parallel() // a sandbox of its own
 	srv := sandboxtest.Start(t)
 	client := sandboxtest.Connect(t, srv.URI())
-	db := client.Database("app")
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(3, 4))
-	n, mid := trials(20), 0
+	n := trials(20)
+	wait := delays(rand.New(rand.NewPCG(3, 4)), n, 80)
+	var mid atomic.Int64
 	const users = 60
-	for trial := 0; trial < n; trial++ {
-		if out, err := helperCmd(srv.URI(), "up").CombinedOutput(); err != nil {
-			t.Fatalf("up: %v\n%s", err, out)
+	sideBySide(t, n, 4, func(name string, trial int) error {
+		db := client.Database(name)
+		if out, err := helperOn(srv.URI(), "up", name).CombinedOutput(); err != nil {
+			return fmt.Errorf("up: %v\n%s", err, out)
 		}
 		_, _ = db.Collection("users").DeleteMany(ctx, bson.D{})
 		docs := make([]any, users)
@@ -103,49 +153,51 @@ func TestFaultKilledDown(t *testing.T) {
 				{Key: "contact", Value: bson.D{{Key: "email", Value: fmt.Sprintf("u%d@x", i)}}}, {Key: "status", Value: "active"}, {Key: "version", Value: 3}}
 		}
 		if _, err := db.Collection("users").InsertMany(ctx, docs); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if killAfter(t, helperCmd(srv.URI(), "down"), time.Duration(rng.IntN(80))*time.Millisecond) {
+		if killAfter(t, helperOn(srv.URI(), "down", name), wait[trial]) {
 			if v := ledgerVersions(t, db); len(v) > 2 {
-				mid++
+				mid.Add(1)
 			}
 		}
-		out, err := helperCmd(srv.URI(), "down").CombinedOutput()
+		out, err := helperOn(srv.URI(), "down", name).CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "nothing to revert") {
-			t.Fatalf("trial %d: next run: %v\n%s", trial, err, out)
+			return fmt.Errorf("next run: %v\n%s", err, out)
 		}
 		if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {
-			t.Fatalf("trial %d: ledger %v", trial, v)
+			return fmt.Errorf("ledger %v", v)
 		}
 		cur, err := db.Collection("users").Find(ctx, bson.D{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		var got []bson.M
 		if err := cur.All(ctx, &got); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if len(got) != users {
-			t.Fatalf("trial %d: %d users, want %d", trial, len(got), users)
+			return fmt.Errorf("%d users, want %d", len(got), users)
 		}
 		for _, u := range got {
 			if _, ok := u["version"]; ok || u["contact"] != nil || u["status"] != nil || !strings.HasSuffix(fmt.Sprint(u["email"]), "@x") {
-				t.Fatalf("trial %d: user not downgraded exactly once: %v", trial, u)
+				return fmt.Errorf("user not downgraded exactly once: %v", u)
 			}
 		}
-	}
-	t.Logf("down: %d trials, %d killed mid-run, 0 failures", n, mid)
+		return nil
+	})
+	t.Logf("down: %d trials, %d killed mid-run, 0 failures", n, mid.Load())
 }
 
 // TestLoadConcurrentUpProcesses starts 8 `up` processes at once, 20 times,
 // each time on a fresh database: exactly once every time.
 func TestLoadConcurrentUpProcesses(t *testing.T) {
+	t.Parallel() // a sandbox of its own
 	srv := sandboxtest.Start(t)
 	client := sandboxtest.Connect(t, srv.URI())
 	const procs = 8
 	rounds := trials(20)
-	for round := 0; round < rounds; round++ {
-		db := client.Database("app")
+	sideBySide(t, rounds, 2, func(name string, round int) error {
+		db := client.Database(name)
 		_ = db.Drop(context.Background())
 		var wg sync.WaitGroup
 		outs := make([]string, procs)
@@ -154,7 +206,7 @@ func TestLoadConcurrentUpProcesses(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := helperCmd(srv.URI(), "up").CombinedOutput()
+				out, err := helperOn(srv.URI(), "up", name).CombinedOutput()
 				outs[i], errs[i] = strings.TrimSpace(string(out)), err
 			}()
 		}
@@ -162,16 +214,17 @@ func TestLoadConcurrentUpProcesses(t *testing.T) {
 		sum := 0
 		for i := range outs {
 			if errs[i] != nil {
-				t.Fatalf("round %d process %d: %v %s", round, i, errs[i], outs[i])
+				return fmt.Errorf("process %d: %v %s", i, errs[i], outs[i])
 			}
 			var k int
 			fmt.Sscan(outs[i], &k)
 			sum += k
 		}
 		if sum != 4 || !equalVersions(ledgerVersions(t, db), 1, 2, 3, 4) {
-			t.Fatalf("round %d: applied %d times in total, ledger %v", round, sum, ledgerVersions(t, db))
+			return fmt.Errorf("applied %d times in total, ledger %v", sum, ledgerVersions(t, db))
 		}
-	}
+		return nil
+	})
 	t.Logf("load: %d rounds of %d concurrent up processes, exactly once every time", rounds, procs)
 }
 
@@ -180,10 +233,13 @@ func TestLoadConcurrentUpProcesses(t *testing.T) {
 // address and data: the interrupted run fails with a clear error, and the
 // next run finishes, each migration recorded once.
 func TestFaultServerRestartedUnderUp(t *testing.T) {
+	t.Parallel() // a server process of its own
 	dir := t.TempDir()
 	server, uri := serveProcess(t, dir, "")
 	addr := strings.TrimSuffix(strings.TrimPrefix(uri, "mongodb://"), "/")
-	cmd := helperCmd(uri, "up-slow")
+	// The interrupted run gives up on the dead server after 2s instead of
+	// the driver's default 30s of server selection: the same error, sooner.
+	cmd := helperCmd(uri+"?serverSelectionTimeoutMS=2000", "up-slow")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -133,7 +133,7 @@ type LedgerEntry struct {
 	File     string `bson:"file" json:"file"`
 	Checksum string `bson:"checksum" json:"checksum"`
 	// SchemaChecksum covers only what up sends and how documents are
-	// upgraded (see schemaChecksum); empty in entries older than it.
+	// upgraded (see migration.SchemaChecksum); empty in entries older than it.
 	SchemaChecksum string    `bson:"schemaChecksum,omitempty" json:"schemaChecksum,omitempty"`
 	AppliedAt      time.Time `bson:"appliedAt" json:"appliedAt"`
 	DurationMS     int64     `bson:"durationMs" json:"durationMs"`
@@ -188,7 +188,7 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 		now = time.Now()
 	}
 	e := LedgerEntry{
-		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: schemaChecksum(m),
+		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: migration.SchemaChecksum(m),
 		AppliedAt: now, DurationMS: took.Milliseconds(),
 		AppliedBy:   AppliedBy{Host: host, User: who, PID: os.Getpid(), Owner: r.cfg.owner},
 		ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,

@@ -1,4 +1,4 @@
-package runner
+package serverstate
 
 import (
 	"strings"
@@ -17,27 +17,29 @@ import (
 
 var readBackSchema = bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "required", Value: bson.A{"name"}}}}}
 
-func heldAs(t *testing.T, v bson.D, level, action string) heldOptions {
+func heldAs(t *testing.T, v bson.D, level, action string) Collection {
 	t.Helper()
-	h := heldOptions{exists: true, level: level, action: action}
+	h := Collection{Exists: true, Level: level, Action: action}
 	if v != nil {
 		b, err := bson.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.validator = b
+		h.Validator = b
 	}
 	return h
 }
 
 func TestReadBackDiff(t *testing.T) {
-	create := createCommand("users", validatorFields(readBackSchema, "moderate", "error"))
-	validatorOnly := collModCommand("users", validatorFields(readBackSchema, "", ""))
+	// The fields of create and collMod commands (the collection's name
+	// left out).
+	create := bson.D{{Key: "validator", Value: readBackSchema}, {Key: "validationLevel", Value: "moderate"}, {Key: "validationAction", Value: "error"}}
+	validatorOnly := bson.D{{Key: "validator", Value: readBackSchema}}
 	other := bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "required", Value: bson.A{"email"}}}}}
 	for _, tc := range []struct {
 		name string
-		c    Command
-		h    heldOptions
+		sent bson.D
+		h    Collection
 		want []string // "" : held as sent
 	}{
 		{"held as sent", create, heldAs(t, readBackSchema, "moderate", "error"), nil},
@@ -45,10 +47,10 @@ func TestReadBackDiff(t *testing.T) {
 			[]string{"listCollections shows no validator", `validationLevel "", not "moderate"`, `validationAction "", not "error"`}},
 		{"another validator", create, heldAs(t, other, "moderate", "error"), []string{"listCollections shows another validator: ", `"email"`}},
 		{"options not sent are not looked at", validatorOnly, heldAs(t, readBackSchema, "", ""), nil},
-		{"removing a validator: none held", collModCommand("users", bson.D{{Key: "validator", Value: bson.D{}}}), heldAs(t, nil, "", ""), nil},
-		{"no collection", create, heldOptions{}, []string{"listCollections shows no collection users"}},
+		{"removing a validator: none held", bson.D{{Key: "validator", Value: bson.D{}}}, heldAs(t, nil, "", ""), nil},
+		{"no collection", create, Collection{}, []string{"listCollections shows no collection users"}},
 	} {
-		got := readBackDiff(tc.c, tc.h)
+		got := ReadBackDiff("users", tc.sent, tc.h)
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%s: diff %q, want none", tc.name, got)
 		}
@@ -63,26 +65,25 @@ func TestReadBackDiff(t *testing.T) {
 	}
 }
 
-func TestServerEnforcement(t *testing.T) {
+func TestCheckEnforced(t *testing.T) {
 	window := bson.D{{Key: "$or", Value: bson.A{readBackSchema}}}
 	for _, tc := range []struct {
 		name        string
-		h           heldOptions
+		h           Collection
 		enforcement string
 		level       string
 	}{
 		{"the window", heldAs(t, window, "", ""), EnforcementServer, "strict"},
 		{"the plain schema, level set", heldAs(t, readBackSchema, "moderate", "error"), EnforcementServer, "moderate"},
 		{"dropped", heldAs(t, nil, "", ""), EnforcementAbsent, "strict"},
-		{"no collection", heldOptions{}, EnforcementAbsent, "strict"},
+		{"no collection", Collection{}, EnforcementAbsent, "strict"},
 		{"replaced", heldAs(t, bson.D{{Key: "x", Value: 1}}, "", ""), EnforcementDiffers, "strict"},
 	} {
-		cs := CollectionStatus{Name: "users", Enforcement: EnforcementServer, Level: "strict", Action: "error"}
-		serverEnforcement(&cs, tc.h, window, readBackSchema)
-		if cs.Enforcement != tc.enforcement || cs.Level != tc.level {
-			t.Errorf("%s: %q (%s), want %q (%s); note %q", tc.name, cs.Enforcement, cs.Level, tc.enforcement, tc.level, cs.EnforcementNote)
+		e := CheckEnforced("users", tc.h, "strict", "error", window, readBackSchema)
+		if e.Enforcement != tc.enforcement || e.Level != tc.level {
+			t.Errorf("%s: %q (%s), want %q (%s); note %q", tc.name, e.Enforcement, e.Level, tc.enforcement, tc.level, e.Note)
 		}
-		if tc.enforcement != EnforcementServer && cs.EnforcementNote == "" {
+		if tc.enforcement != EnforcementServer && e.Note == "" {
 			t.Errorf("%s: no note", tc.name)
 		}
 	}

@@ -1,15 +1,12 @@
-package bsonx
+package migration
 
-import (
-	"go.mongodb.org/mongo-driver/v2/bson"
+import "go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/mongomig/mongomig/pkg/migration"
-)
-
-// IndexSpec is idx as one entry of a createIndexes command's indexes:
-// key and name, then the options it sets, in a fixed order. pkg/runner
-// sends it; pkg/inspect shows the existing indexes in this form.
-func IndexSpec(idx migration.Index) bson.D {
+// Spec is idx as one entry of a createIndexes command's indexes: key and
+// name, then the options it sets, in a fixed order. pkg/runner sends it
+// (and [SchemaChecksum] covers it); pkg/inspect shows the existing
+// indexes in this form.
+func (idx Index) Spec() bson.D {
 	spec := bson.D{{Key: "key", Value: idx.Keys}, {Key: "name", Value: idx.Name}}
 	if idx.Unique {
 		spec = append(spec, bson.E{Key: "unique", Value: true})

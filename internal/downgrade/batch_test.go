@@ -1,9 +1,11 @@
-package runner
+package downgrade
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/mongomig/mongomig/pkg/lease"
 )
 
 // TestBatchContext: a batch of down's writes outlives an interruption (so
@@ -26,19 +28,19 @@ func TestBatchContext(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		wctx, stop := batchContext(ctx)
 		defer stop()
-		cancel(ErrLockLost)
+		cancel(lease.ErrLost)
 		<-wctx.Done()
-		if cause := context.Cause(wctx); !errors.Is(cause, ErrLockLost) {
-			t.Errorf("cause %v; want ErrLockLost", cause)
+		if cause := context.Cause(wctx); !errors.Is(cause, lease.ErrLost) {
+			t.Errorf("cause %v; want lease.ErrLost", cause)
 		}
 	})
 	t.Run("lock lost before the batch", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(ErrLockLost)
+		cancel(lease.ErrLost)
 		wctx, stop := batchContext(ctx)
 		defer stop()
-		if cause := context.Cause(wctx); !errors.Is(cause, ErrLockLost) {
-			t.Errorf("cause %v; want ErrLockLost at once", cause)
+		if cause := context.Cause(wctx); !errors.Is(cause, lease.ErrLost) {
+			t.Errorf("cause %v; want lease.ErrLost at once", cause)
 		}
 	})
 }

@@ -1,0 +1,50 @@
+package migration
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// SchemaChecksum covers what `up` sends and how documents are upgraded:
+// per collection the validator, level, action, upgrade steps and index
+// changes (each created index as the createIndexes command that builds
+// it). The revert-only and documentary parts (downgrade, examples,
+// description, comments, formatting) are left out, so they may be added
+// or corrected after a migration was applied without being drift. The
+// ledger stores it: its value for a file never changes between releases.
+func SchemaChecksum(m *Migration) string {
+	var colls bson.A
+	for _, c := range m.Collections {
+		var steps bson.A
+		for _, s := range c.Upgrade {
+			var fields bson.A
+			for _, f := range s.Fields {
+				fields = append(fields, bson.D{{Key: "path", Value: f.Path}, {Key: "value", Value: f.Value}, {Key: "to", Value: f.To}})
+			}
+			steps = append(steps, bson.D{{Key: "op", Value: string(s.Op)}, {Key: "fields", Value: fields}, {Key: "func", Value: s.Func}})
+		}
+		var creates bson.A
+		for _, idx := range c.Indexes.Create {
+			creates = append(creates, bson.D{{Key: "createIndexes", Value: c.Name}, {Key: "indexes", Value: bson.A{idx.Spec()}}})
+		}
+		var drops bson.A
+		for _, d := range c.Indexes.Drop {
+			drops = append(drops, d.Name)
+		}
+		colls = append(colls, bson.D{
+			{Key: "name", Value: c.Name}, {Key: "validator", Value: c.Validator},
+			{Key: "validationLevel", Value: string(c.ValidationLevel)}, {Key: "validationAction", Value: string(c.ValidationAction)},
+			{Key: "upgrade", Value: steps}, {Key: "create", Value: creates}, {Key: "drop", Value: drops},
+		})
+	}
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}, true, false)
+	if err != nil {
+		// Every value came from a parsed file: it marshals. Fall back to the
+		// file's bytes rather than hide an error.
+		return m.Checksum
+	}
+	sum := sha256.Sum256(b)
+	return "schema-sha256:" + hex.EncodeToString(sum[:])
+}
