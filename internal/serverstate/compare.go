@@ -25,10 +25,12 @@ type Declared struct {
 	// which knows the window.
 	Validator, Also bson.D
 	From            int64 // the migration that declared the validator
-	Level, Action   string
-	Indexes         map[string]migration.Index
-	IndexFrom       map[string]int64
-	Dropped         map[string]int64 // name -> the migration that dropped it
+	// Level and Action are the last declared ("": none is, and the
+	// collection keeps the server's, which Compare leaves alone).
+	Level, Action string
+	Indexes       map[string]migration.Index
+	IndexFrom     map[string]int64
+	Dropped       map[string]int64 // name -> the migration that dropped it
 }
 
 // Declare folds the migrations of ms that applied says are applied into
@@ -153,11 +155,11 @@ func Compare(d Declared, s Collection) ([]Difference, []Fix) {
 			differs("the validator", "another one", docText(s.Validator), d.From)
 			fields = append(fields, bson.E{Key: "validator", Value: d.Validator})
 		}
-		if level := bsonx.OrDefault(s.Level, "strict"); level != d.Level {
+		if level := bsonx.OrDefault(s.Level, "strict"); d.Level != "" && level != d.Level {
 			differs("validationLevel", d.Level, level, d.From)
 			fields = append(fields, bson.E{Key: "validationLevel", Value: d.Level})
 		}
-		if action := bsonx.OrDefault(s.Action, "error"); action != d.Action {
+		if action := bsonx.OrDefault(s.Action, "error"); d.Action != "" && action != d.Action {
 			differs("validationAction", d.Action, action, d.From)
 			fields = append(fields, bson.E{Key: "validationAction", Value: d.Action})
 		}

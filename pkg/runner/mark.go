@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mongomig/mongomig/pkg/migration"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -155,7 +156,7 @@ func (r *Runner) writeMark(ctx context.Context, mk *Mark) error {
 	}
 	m := r.migrationByVersion(mk.Version)
 	e := LedgerEntry{
-		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: schemaChecksum(m),
+		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: migration.SchemaChecksum(m),
 		AppliedAt: mk.At, AppliedBy: mk.By, ToolVersion: r.cfg.toolVersion, Marked: mk,
 	}
 	if err := fencedWrite(ctx, func(ctx context.Context) error {

@@ -17,11 +17,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
-	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // reassertAfterTakeover checks the declared state when the migration lock
@@ -152,9 +150,10 @@ func (r *Runner) declaredValidator(ctx context.Context, d *serverstate.Declared,
 		d.Level, d.Action = "", ""
 		return nil
 	}
+	// A level or action no applied migration declares is the collection's
+	// own (docs/file-format.md: an omitted one keeps the server's): d keeps
+	// it empty, and Compare leaves it alone.
 	d.Validator = w
-	d.Level = string(bsonx.OrDefault(migration.Level(d.Level), migration.LevelStrict))
-	d.Action = string(bsonx.OrDefault(migration.Action(d.Action), migration.ActionError))
 	cv := r.docVersionAt(d.Name, top)
 	if cv == 0 {
 		return nil

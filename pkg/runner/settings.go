@@ -14,6 +14,7 @@ import (
 	"fmt"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/serverstate"
 )
 
 // Sources of an effective setting.
@@ -82,7 +83,7 @@ func (r *Runner) effectiveOf(cs *CollectionStatus, applied map[int64]LedgerEntry
 // planSettings puts in p the effective level and action of every
 // collection whose validator a planned migration sends.
 func (r *Runner) planSettings(ctx context.Context, p *Plan) error {
-	var held map[string]heldOptions
+	var held map[string]serverstate.Collection
 	created := map[string]bool{}
 	for _, m := range p.Migrations {
 		for _, c := range m.Commands {
@@ -104,7 +105,7 @@ func (r *Runner) planSettings(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-func (r *Runner) settingsAt(v int64, coll string, h heldOptions, created bool) EffectiveSettings {
+func (r *Runner) settingsAt(v int64, coll string, h serverstate.Collection, created bool) EffectiveSettings {
 	s := EffectiveSettings{Version: v, Collection: coll}
 	s.Level, s.LevelFrom, s.Action, s.ActionFrom = r.declaredSettings(coll, v, nil)
 	source := func(from int64, value *string, server, def string) string {
@@ -113,15 +114,15 @@ func (r *Runner) settingsAt(v int64, coll string, h heldOptions, created bool) E
 			return SettingDeclared
 		case from != 0:
 			return SettingInherited
-		case h.exists && !created:
+		case h.Exists && !created:
 			*value = bsonx.OrDefault(server, def)
 			return SettingServer
 		}
 		*value = def
 		return SettingDefault
 	}
-	s.LevelSource = source(s.LevelFrom, &s.Level, h.level, "strict")
-	s.ActionSource = source(s.ActionFrom, &s.Action, h.action, "error")
+	s.LevelSource = source(s.LevelFrom, &s.Level, h.Level, "strict")
+	s.ActionSource = source(s.ActionFrom, &s.Action, h.Action, "error")
 	return s
 }
 
