@@ -201,6 +201,7 @@ description: TODO say what this migration changes and why.
 #       - rename: {email: contact.email}
 #       - default: {status: active}
 #       - unset: [legacyId]
+#         discard: true           # the values may go (up refuses an unset without it)
 #     indexes:
 #       create:
 #         # sparse: documents the upgrade has not reached yet lack the field, and

@@ -123,6 +123,12 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 		if err != nil {
 			return err
 		}
+		// Once applied, the application's lazy upgrades and the backfill
+		// would discard what the file does not account for (docs/backfill.md,
+		// Data a step discards): refused before anything is applied.
+		if rep := lint.Discarding(r.migrations, pending); !rep.OK() {
+			return &InvalidFilesError{Report: rep}
+		}
 		if err := r.acceptDrift(ctx); err != nil {
 			return err
 		}

@@ -91,9 +91,9 @@ func testCountDiscardKinds(t *testing.T, db *mongo.Database) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		op                          migration.Op
-		path                        string
-		value                       any
+		op                        migration.Op
+		path                      string
+		value                     any
 		docs, arrays, elems, objs int64
 	}{
 		{migration.OpUnset, "a", nil, 4, 2, 3, 1},
