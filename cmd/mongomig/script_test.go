@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 //	samples              load the sample application's version-0 documents into $MONGOMIG_URI
 //	fixsamples           fix the sample's deliberately invalid documents in $MONGOMIG_URI
 //	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
+//	blogposts            load the new user's blog posts, embedding 3,434 comments, into $MONGOMIG_URI
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -69,6 +70,7 @@ func TestScripts(t *testing.T) {
 			"samples":    cmdSamples,
 			"holdlock":   cmdHoldLock,
 			"fixsamples": cmdFixSamples,
+			"blogposts":  cmdBlogPosts,
 		},
 	})
 }

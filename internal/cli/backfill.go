@@ -104,7 +104,7 @@ func (e *env) runBackfill(ctx context.Context, o backfillOptions) error {
 	opts.Progress = true
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()
-	err = unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade")))
+	err = wordDiscard(unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade"))))
 	if res != nil {
 		if e.out.json {
 			if jerr := e.out.writeJSON(res); jerr != nil {

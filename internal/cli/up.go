@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -178,6 +179,7 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err != nil {
 		return err
 	}
+	refused := lint.Discarding(s.runner.Migrations(), pending)
 	switch {
 	case rs.format == "json" && rs.out == "":
 		if err := e.out.writeJSON(dryRunResult{Plan: p, Report: rep}); err != nil {
@@ -205,6 +207,10 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 			// why the dry run exits 3: they must be shown.
 			renderIndexBuilds(e.out, rep.IndexBuilds)
 		}
+		renderDiscards(e.out, rep.Discards, refused)
+	}
+	if err := refuseDiscards(refused); err != nil {
+		return err
 	}
 	if rep.WouldReject {
 		return silentExit(ExitCheck)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -40,12 +41,13 @@ func (e *DiscardError) Error() string {
 }
 
 // checkDiscards refuses a backfill of names while a migration it would run
-// discards data the file does not account for, and logs what the allowed
-// ones will discard; it only reads. An unset is refused from the file
-// alone (up refuses to apply it too), whatever the documents hold now: an
-// old release may write the field again at any time. A set is refused
-// where documents below its version hold a non-empty array or document it
-// would replace.
+// discards data the file does not account for, as up refuses to apply it
+// (lint.Discarding: an unset, or a set of a field the validator declares an
+// array or a document, without `discard: true` and with nothing keeping
+// the data), whatever the documents hold now: an old release may write the
+// field again at any time. The error carries the count. For the steps the
+// file allows, it logs what they will discard. It only reads, and counts
+// nothing for the other steps.
 func (r *backfiller) checkDiscards(ctx context.Context, names []string) error {
 	var errs []error
 	for _, name := range names {
@@ -54,8 +56,10 @@ func (r *backfiller) checkDiscards(ctx context.Context, names []string) error {
 			if m.Version > r.registry.Current(name) {
 				break
 			}
+			refused := lint.Discarding(r.migrations, []*migration.Migration{m})
 			for _, d := range migration.Discards(m) {
-				if d.Collection != name {
+				refuse := refusedAt(refused, d)
+				if d.Collection != name || !refuse && !d.Guarded() {
 					continue
 				}
 				c, err := r.registry.CountDiscard(ctx, coll, d)
@@ -63,7 +67,7 @@ func (r *backfiller) checkDiscards(ctx context.Context, names []string) error {
 					return err
 				}
 				switch {
-				case !d.Guarded() && (d.Always() || c.Discards()):
+				case refuse:
 					errs = append(errs, &DiscardError{Collection: name, Migration: m.Version, File: m.File, Step: d.Step, Op: d.Op, Field: d.Path, Pos: d.Pos, Count: c})
 				case c.Discards():
 					r.log.Log(events.BackfillDiscards{Collection: name, Migration: m.Version, File: m.File, Line: d.Pos.Line, Op: string(d.Op), Path: d.Path, Summary: c.Summary()})
@@ -72,4 +76,14 @@ func (r *backfiller) checkDiscards(ctx context.Context, names []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// refusedAt reports whether refused names d's operand.
+func refusedAt(refused *lint.Report, d migration.Discard) bool {
+	for _, p := range refused.Problems {
+		if p.File == d.File && p.Line == d.Pos.Line && p.Column == d.Pos.Column {
+			return true
+		}
+	}
+	return false
 }

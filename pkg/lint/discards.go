@@ -11,7 +11,7 @@ import (
 
 // discardHint says what to write for a step that discards stored data
 // nothing keeps.
-const discardHint = "add `discard: true` to the step if the data may go, or keep it first: copy or rename it to another field in an earlier step of the same migration (docs/file-format.md, Discarding data)"
+const discardHint = "add `discard: true` to the step if the data may go, or keep it first: copy or rename it to another field in an earlier step of the same migration (docs/file-format.md, Discarding stored data)"
 
 // lintDiscards warns about every step of m that discards stored data the
 // file does not account for ([migration.Discard.Guarded]), where the file
@@ -40,7 +40,7 @@ func discardProblem(ms []*migration.Migration, m *migration.Migration, d migrati
 		what = fmt.Sprintf("set %s replaces what documents hold there (the validator before migration %d declares it %s)", d.Path, m.Version, kind)
 	}
 	return Problem{Severity: sev, File: m.File, Line: d.Pos.Line, Column: d.Pos.Column, Collection: d.Collection,
-		Message: fmt.Sprintf("%s: %s, and no earlier step of this migration keeps it: stored data would be discarded (up refuses the migration, and backfill refuses to run it while documents hold data there)", d.Collection, what),
+		Message: fmt.Sprintf("%s: %s, and no earlier step of this migration keeps it: stored data would be discarded (up refuses to apply the migration, and backfill to run it)", d.Collection, what),
 		Hint:    discardHint}, true
 }
 

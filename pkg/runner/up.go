@@ -28,6 +28,9 @@ type Applied struct {
 	ClientSideValidators []string `json:"clientSideValidators,omitempty"`
 	// Documents lists data downgrades (Down only).
 	Documents []DocumentChange `json:"documents,omitempty"`
+	// Unrestorable lists the reverted upgrade's steps that discarded
+	// stored data down cannot bring back (Down only; discards.go).
+	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
 }
 
 // UpResult is what an [Runner.Up] or [Runner.UpTo] did: the migrations it
