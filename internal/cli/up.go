@@ -24,7 +24,8 @@ func upCommand(e *env) *cli.Command {
 			"refused before anything is sent, unless --client-side-validator names its collection.\n" +
 			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, or a validator the server\n" +
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags (a step that discards\n" +
+			"stored data without `discard: true` among them), or a validator the server\n" +
 			"cannot enforce (with --dry-run, also an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
 			"index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
