@@ -121,7 +121,7 @@ func TestCreateThenLint(t *testing.T) {
 	// The template declares nothing: lint warns (up refuses it while
 	// pending; lint cannot tell it from one an earlier mongomig applied).
 	r = run(t, false, "--dir", dir, "lint")
-	if r.code != 0 || !strings.Contains(r.stdout, "00008_add_user_status.yaml:30:1: warning: migration declares no collection") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "00008_add_user_status.yaml:29:1: warning: migration declares no collection") ||
 		!strings.Contains(r.stdout, "00008_add_user_status.yaml:3:1: warning: description is still the template's placeholder") {
 		t.Fatalf("untouched template: exit %d\n%s", r.code, r.stdout)
 	}
