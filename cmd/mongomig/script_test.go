@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 //	fixsamples           fix the sample's deliberately invalid documents in $MONGOMIG_URI
 //	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
 //	runcmd JSON          run one database command (Extended JSON) against $MONGOMIG_URI's database app
+//	blogposts            load the new user's blog posts, embedding 3,434 comments, into $MONGOMIG_URI
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -71,6 +72,7 @@ func TestScripts(t *testing.T) {
 			"holdlock":   cmdHoldLock,
 			"fixsamples": cmdFixSamples,
 			"runcmd":     cmdRunCmd,
+			"blogposts":  cmdBlogPosts,
 		},
 	})
 }

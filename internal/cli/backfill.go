@@ -22,7 +22,9 @@ func backfillCommand(e *env) *cli.Command {
 			"pipeline updates, versions whose upgrade has a pipeline form are upgraded on the server, one atomic\n" +
 			"update per _id range. Checkpointed: a killed or stopped backfill continues where it\n" +
 			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped at --max-time\n" +
-			"with no failure, 1 while documents that could not be upgraded remain (they are listed), 4 when\n" +
+			"with no failure, 1 while documents that could not be upgraded remain (they are listed), 3 when a\n" +
+			"step would discard stored data the file does not account for (nothing written; add `discard: true`\n" +
+			"or copy the data first), 4 when\n" +
 			"another backfill of the collection holds its lease past --lock-wait, 130 when stopped by a signal\n" +
 			"(SIGINT, SIGTERM, SIGHUP): run backfill again to continue.",
 		Flags: append([]cli.Flag{
@@ -104,7 +106,7 @@ func (e *env) runBackfill(ctx context.Context, o backfillOptions) error {
 	opts.Progress = true
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()
-	err = unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade")))
+	err = wordDiscard(unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade"))))
 	if res != nil && e.out.json && err != nil {
 		// One object on stdout: the failure, carrying the result so far.
 		return &resultError{err: err, result: res}

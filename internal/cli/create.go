@@ -200,7 +200,7 @@ description: TODO say what this migration changes and why.
 #     upgrade:                    # previous version -> this version, in order
 #       - rename: {email: contact.email}
 #       - default: {status: active}
-#       - unset: [legacyId]
+#       - {unset: [legacyId], discard: true}  # discard: its values may go
 #     indexes:
 #       create:
 #         # sparse: documents the upgrade has not reached yet lack the field, and

@@ -106,6 +106,7 @@ func (e *env) runDown(ctx context.Context, o downOptions) error {
 		for _, d := range a.Documents {
 			e.out.printf("  %s: %s downgraded from version %d to %d\n", d.Collection, count(d.Count, "document"), d.From, d.To)
 		}
+		warnUnrestorable(e.out, a.Unrestorable)
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
 	return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 
+	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
@@ -75,11 +76,12 @@ func exitCode(err error) int {
 		drift   *runner.DriftError
 		order   *runner.OrderError
 		down    *runner.DowngradeError
+		discard *backfill.DiscardError
 	)
 	switch {
 	case errors.As(err, &lockErr):
 		return ExitLock
-	case errors.As(err, &drift), errors.As(err, &down), errors.Is(err, runner.ErrPartway):
+	case errors.As(err, &drift), errors.As(err, &down), errors.As(err, &discard), errors.Is(err, runner.ErrPartway):
 		// The stored documents or files do not allow the run; nothing changed.
 		return ExitCheck
 	case errors.As(err, &order):

@@ -139,7 +139,7 @@ func (e *env) renderEvent(ev events.Entry) {
 		e.out.warnf("%s", ev)
 	case events.StateChecking, events.StateReasserted, events.StateMatches:
 		e.logf("%s", ev)
-	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost:
+	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost, events.BackfillDiscards:
 		e.logf("%s", ev)
 	case events.CommandSent, events.CommandSkipped, events.WindowClosed:
 		e.logf("  %s", ev)

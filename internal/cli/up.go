@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/report"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -23,7 +24,8 @@ func upCommand(e *env) *cli.Command {
 			"refused before anything is sent, unless --client-side-validator names its collection.\n" +
 			"--dry-run prints the plan (the exact commands) and the validation report, and changes nothing.\n" +
 			"SIGINT or SIGTERM stops it between two commands and releases the lock; run up again to continue.\n" +
-			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags, or a validator the server\n" +
+			"Exit codes: 0 applied or nothing pending, 1 failed, 2 invalid files or flags (a step that discards\n" +
+			"stored data without `discard: true` among them), or a validator the server\n" +
 			"cannot enforce (with --dry-run, also an upgrade's func step this binary does not register), 3 drift (or, with --dry-run, documents or\n" +
 			"index builds that would fail), 4 lock not acquired, 130 interrupted.",
 		Flags: append(append([]cli.Flag{
@@ -184,6 +186,7 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 	if err != nil {
 		return err
 	}
+	refused := lint.Discarding(s.runner.Migrations(), pending)
 	switch {
 	case rs.format == "json" && rs.out == "":
 		if err := e.out.writeJSON(dryRunResult{Plan: p, Report: rep}); err != nil {
@@ -211,6 +214,10 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 			// why the dry run exits 3: they must be shown.
 			renderIndexBuilds(e.out, rep.IndexBuilds)
 		}
+		renderDiscards(e.out, rep.Discards, refused)
+	}
+	if err := refuseDiscards(refused); err != nil {
+		return err
 	}
 	if rep.WouldReject {
 		return silentExit(ExitCheck)

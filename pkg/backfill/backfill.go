@@ -258,6 +258,11 @@ func (r *backfiller) run(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	// Before anything is written: data a step would discard that the file
+	// does not account for (discard.go).
+	if err := r.checkDiscards(ctx, names); err != nil {
+		return nil, err
+	}
 	if opts.Progress && opts.progress == nil {
 		opts.progress = func(b events.BackfillBatch) { r.log.Log(b) }
 	}

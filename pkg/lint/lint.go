@@ -104,6 +104,7 @@ func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, 
 		// one run shows every problem.
 		r.lintMigration(m)
 		r.lintUniqueIndexes(ms, m)
+		r.lintDiscards(ms, m, SeverityWarning)
 	}
 	r.lintCollectionNames(ms)
 	// Steps that touch the version field or the step marker: the field's

@@ -143,6 +143,9 @@ type Step struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Func is the registered function's name for OpFunc.
 	Func string `json:"func,omitempty"`
+	// Discard is `discard: true`: the file means the step to remove the
+	// stored data it discards (see [Discards]). Not checksummed.
+	Discard bool `json:"discard,omitempty"`
 	// Pos is where the step is in the file.
 	Pos Pos `json:"pos"`
 }

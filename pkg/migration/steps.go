@@ -35,17 +35,22 @@ func (p *parser) steps(n *yaml.Node, ptr, what string) []Step {
 			p.errorf(item, stepsHint, "%s step %d must be a mapping with one operation, found %s", what, i+1, kindName(item))
 			continue
 		}
-		if len(item.Content) == 0 {
+		ops, discard, discardKey := p.stepDiscard(item, sptr)
+		if len(ops.Content) == 0 {
 			p.errorf(item, stepsHint, "%s step %d is empty", what, i+1)
 			continue
 		}
-		if len(item.Content) > 2 {
-			p.errorf(item, "split it into one list item per operation, in the order they must run", "%s step %d has %d operations", what, i+1, len(item.Content)/2)
+		if len(ops.Content) > 2 {
+			p.errorf(item, "split it into one list item per operation, in the order they must run", "%s step %d has %d operations", what, i+1, len(ops.Content)/2)
 			continue
 		}
-		p.each(item, sptr, opNames, func(key string, k, v *yaml.Node) {
+		p.each(ops, sptr, opNames, func(key string, k, v *yaml.Node) {
 			if s, ok := p.step(Op(key), v, sptr+"/"+escapePtr(key)); ok {
 				s.Pos = posOf(item)
+				s.Discard = discard
+				if discardKey != nil && !p.checkDiscardKey(discardKey, what, s.Op) {
+					return
+				}
 				out = append(out, s)
 			}
 		})

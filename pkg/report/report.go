@@ -128,6 +128,9 @@ type Report struct {
 	// IndexBuilds predicts the unique indexes the pending migrations create
 	// (dry runs only).
 	IndexBuilds []IndexBuild `json:"indexBuilds,omitempty"`
+	// Discards count what each step of the pending migrations that can
+	// discard stored data would discard (dry runs only; discards.go).
+	Discards []version.DiscardCount `json:"discards,omitempty"`
 }
 
 // Validate is the report of `mongomig validate`: it checks every document
@@ -166,6 +169,9 @@ func (r *Reporter) DryRun(ctx context.Context, pending []*migration.Migration, o
 	}
 	for _, b := range rep.IndexBuilds {
 		rep.WouldReject = rep.WouldReject || b.Fails()
+	}
+	if rep.Discards, err = r.dryRunDiscards(ctx, pending, opts.Collections); err != nil {
+		return nil, err
 	}
 	return rep, nil
 }

@@ -215,7 +215,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	m := t.m
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
-	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down"}
+	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m)}
 	var opened []Command
 	for _, d := range t.downs {
 		if w := r.windowAt(d.coll, m.Version); w != nil {

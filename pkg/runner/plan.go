@@ -127,6 +127,9 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 				m.File, d.coll, d.count, d.from, d.to))
 		}
 		cmds = append(cmds, t.cmds...)
+		for _, d := range lostData(m) {
+			p.Notes = append(p.Notes, lostNote(d))
+		}
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}

@@ -28,6 +28,9 @@ type Applied struct {
 	ClientSideValidators []string `json:"clientSideValidators,omitempty"`
 	// Documents lists data downgrades (Down only).
 	Documents []DocumentChange `json:"documents,omitempty"`
+	// Unrestorable lists the reverted upgrade's steps that discarded
+	// stored data down cannot bring back (Down only; discards.go).
+	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
 }
 
 // UpResult is what an [Runner.Up] or [Runner.UpTo] did: the migrations it
@@ -122,6 +125,12 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 		pending, err := r.pending(ctx, to)
 		if err != nil {
 			return err
+		}
+		// Once applied, the application's lazy upgrades and the backfill
+		// would discard what the file does not account for (docs/backfill.md,
+		// Data a step discards): refused before anything is applied.
+		if rep := lint.Discarding(r.migrations, pending); !rep.OK() {
+			return &InvalidFilesError{Report: rep}
 		}
 		if err := r.acceptDrift(ctx); err != nil {
 			return err
