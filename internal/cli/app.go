@@ -204,6 +204,8 @@ type Config struct {
 	// demo. The stock cmd/mongomig sets it; a team's binary leaves it nil
 	// and so links no sandbox (--embedded and demo then say so, exit 2).
 	Embedded EmbeddedFunc
+	// Serve starts the sandbox for `mongomig sandbox serve` (see ServeFunc); nil leaves it out.
+	Serve ServeFunc
 }
 
 // EmbeddedFunc starts an embedded MongoDB-compatible server storing its
@@ -277,6 +279,7 @@ func newApp(e *env) *cli.App {
 			demoCommand(e),
 			initCommand(e),
 			analyzeCommand(e),
+			sandboxCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {
@@ -287,6 +290,7 @@ func newApp(e *env) *cli.App {
 			e.command = c.Command.Name
 			return validateFlags(c)
 		}
+		prepareSubcommands(e, cmd, noColorEnv)
 	}
 	return app
 }
