@@ -69,6 +69,9 @@ func TestScripts(t *testing.T) {
 			"samples":    cmdSamples,
 			"holdlock":   cmdHoldLock,
 			"fixsamples": cmdFixSamples,
+			"gobuild":    scriptTeamCmds["gobuild"],
+			"bg":         scriptTeamCmds["bg"],
+			"stopbg":     scriptTeamCmds["stopbg"],
 		},
 	})
 }
