@@ -220,7 +220,10 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	app := newApp(e)
 	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := runRecovered(ctx, app, flagsFirst(app, args))
+	err := checkFlagValues(app, args)
+	if err == nil {
+		err = runRecovered(ctx, app, flagsFirst(app, args))
+	}
 	if err == nil && unknown != "" {
 		err = usageError(unknownCommand(unknown, app))
 	}
