@@ -16,9 +16,7 @@ func statusCommand(e *env) *cli.Command {
 		Name:  "status",
 		Usage: "applied, pending and drifted migrations; per collection the validator in force and document versions",
 		Description: "Reads the ledger, the files, the backfill checkpoints and the leases; --counts also counts each\n" +
-			"collection's documents per version (a scan of every migrated collection).\n" +
-			"Exit codes: 0 (also with --check when nothing is pending or drifted), 1 failure, 2 invalid files,\n" +
-			"3 with --check when a migration is pending, drifted or missing.",
+			"collection's documents per version (a scan of every migrated collection).\n" + exitHelp("status"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted"},
 			&cli.BoolFlag{Name: "counts", Usage: "count each collection's documents per version (scans every migrated collection)"},
