@@ -191,6 +191,8 @@ type env struct {
 	warnedClientSide bool
 	// notedTimeFence: the "ledger fenced by time only" note was given.
 	notedTimeFence bool
+	// timeFenceHeld: the note is due, before the first ledger write.
+	timeFenceHeld bool
 	// downProgress: down's progress line (see renderDownProgress).
 	downProgress downProgress
 }
