@@ -1,6 +1,12 @@
 package cli
 
-import "github.com/mongomig/mongomig/pkg/events"
+import (
+	"context"
+	"errors"
+
+	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/runner"
+)
 
 // noteTimeFence gives the "the server has no transactions" note
 // (events.LedgerFenceOnly) once, when the run is about to write the
@@ -15,4 +21,15 @@ func (e *env) noteTimeFence(ev events.Entry) {
 		e.timeFenceHeld, e.notedTimeFence = false, true
 		e.logf("%s (see docs/reliability.md)", events.LedgerFenceOnly{})
 	}
+}
+
+// stoppedBy words what ended a run partway: "interruption" for a signal
+// (SIGINT, SIGTERM, SIGHUP: the context cancelled, or the runner's
+// *InterruptedError), else "failure".
+func stoppedBy(ctx context.Context, err error) string {
+	var intr *runner.InterruptedError
+	if errors.As(err, &intr) || ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return "interruption"
+	}
+	return "failure"
 }
