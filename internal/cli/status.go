@@ -66,9 +66,9 @@ func (e *env) runStatus(ctx context.Context, o statusOptions) error {
 func (e *env) renderStatus(st *runner.Status) {
 	o := e.out
 	if st.Current > st.Latest {
-		o.printf("%s the database is at version %d, beyond the files (the last is %d; %d pending, %d drifted or missing)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+		o.printf("%s the database is at version %d, beyond the files (the last is %d; %s)\n", o.bold("migrations:"), st.Current, st.Latest, statusCounts(st))
 	} else {
-		o.printf("%s the database is at version %d of %d (%d pending, %d drifted)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+		o.printf("%s the database is at version %d of %d (%s)\n", o.bold("migrations:"), st.Current, st.Latest, statusCounts(st))
 	}
 	var rows [][]cell
 	for _, m := range st.Migrations {
