@@ -48,6 +48,7 @@ var (
 	fenceRE   = regexp.MustCompile("(?s)```(?:sh|bash|shell)\n(.*?)```")
 	commandRE = regexp.MustCompile(`^(?:go run \./cmd/mongomig|mongomig)(\s.*)?$`)
 	codeRE    = regexp.MustCompile(`^(?:! |code \d+ )`)
+	bgRE      = regexp.MustCompile(`^bg \S+ `)
 )
 
 // docCommands returns the normalised mongomig command lines of a document's
@@ -73,6 +74,7 @@ func docCommands(t *testing.T, path string) []string {
 
 func normalizeScriptLine(line string) string {
 	line = codeRE.ReplaceAllString(strings.TrimSpace(line), "")
+	line = bgRE.ReplaceAllString(line, "") // bg VAR mongomig sandbox serve
 	if !strings.HasPrefix(line, "mongomig") {
 		return ""
 	}

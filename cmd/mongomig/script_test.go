@@ -73,6 +73,9 @@ func TestScripts(t *testing.T) {
 			"fixsamples": cmdFixSamples,
 			"runcmd":     cmdRunCmd,
 			"blogposts":  cmdBlogPosts,
+			"gobuild":    scriptTeamCmds["gobuild"],
+			"bg":         scriptTeamCmds["bg"],
+			"stopbg":     scriptTeamCmds["stopbg"],
 		},
 	})
 }

@@ -191,6 +191,8 @@ type env struct {
 	warnedClientSide bool
 	// notedTimeFence: the "ledger fenced by time only" note was given.
 	notedTimeFence bool
+	// timeFenceHeld: the note is due, before the first ledger write.
+	timeFenceHeld bool
 	// downProgress: down's progress line (see renderDownProgress).
 	downProgress downProgress
 }
@@ -204,6 +206,8 @@ type Config struct {
 	// demo. The stock cmd/mongomig sets it; a team's binary leaves it nil
 	// and so links no sandbox (--embedded and demo then say so, exit 2).
 	Embedded EmbeddedFunc
+	// Serve starts the sandbox for `mongomig sandbox serve` (see ServeFunc); nil leaves it out.
+	Serve ServeFunc
 }
 
 // EmbeddedFunc starts an embedded MongoDB-compatible server storing its
@@ -218,7 +222,10 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	app := newApp(e)
 	app.Metadata = map[string]any{"args": args}
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := runRecovered(ctx, app, flagsFirst(app, args))
+	err := checkFlagValues(app, args)
+	if err == nil {
+		err = runRecovered(ctx, app, flagsFirst(app, args))
+	}
 	if err == nil && unknown != "" {
 		err = usageError(unknownCommand(unknown, app))
 	}
@@ -279,6 +286,7 @@ func newApp(e *env) *cli.App {
 			demoCommand(e),
 			initCommand(e),
 			analyzeCommand(e),
+			sandboxCommand(e),
 		},
 	}
 	for _, cmd := range app.Commands {
@@ -289,6 +297,7 @@ func newApp(e *env) *cli.App {
 			e.command = c.Command.Name
 			return validateFlags(c)
 		}
+		prepareSubcommands(e, cmd, noColorEnv)
 	}
 	return app
 }

@@ -21,6 +21,15 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	// A command with subcommands (sandbox serve): the flags after the
+	// subcommand are its own.
+	if len(cmd.Subcommands) > 0 {
+		j := skipFlags(cmd.Flags, args, i+1)
+		if j >= len(args) || cmd.Command(args[j]) == nil {
+			return args
+		}
+		i, cmd = j, cmd.Command(args[j])
+	}
 	out := append([]string{}, args[:i+1]...)
 	var positional []string
 	dashes := false

@@ -21,12 +21,7 @@ func backfillCommand(e *env) *cli.Command {
 			"(on FerretDB v1 each guard costs a collection scan, and a warning says so); where the server has\n" +
 			"pipeline updates, versions whose upgrade has a pipeline form are upgraded on the server, one atomic\n" +
 			"update per _id range. Checkpointed: a killed or stopped backfill continues where it\n" +
-			"stopped. Ctrl-C and --max-time stop at a batch boundary. Exit 0 when done or stopped at --max-time\n" +
-			"with no failure, 1 while documents that could not be upgraded remain (they are listed), 3 when a\n" +
-			"step would discard stored data the file does not account for (nothing written; add `discard: true`\n" +
-			"or copy the data first), 4 when\n" +
-			"another backfill of the collection holds its lease past --lock-wait, 130 when stopped by a signal\n" +
-			"(SIGINT, SIGTERM, SIGHUP): run backfill again to continue.",
+			"stopped. Ctrl-C and --max-time stop at a batch boundary.\n" + exitHelp("backfill"),
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Usage: "backfill only collection `C` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Value: backfill.DefaultBatch, Usage: "documents per read and bulk write (at most 50 on FerretDB)"},

@@ -34,7 +34,7 @@ var errNoEmbedded = errors.New("this mongomig binary was built without the embed
 // directory that does not exist yet (saying so): every other one would
 // only show an empty database, which after a typo in --embedded looks
 // like a database where nothing was ever applied.
-var sandboxCreators = map[string]bool{"up": true, "demo": true, "info": true}
+var sandboxCreators = map[string]bool{"up": true, "demo": true, "info": true, "sandbox serve": true}
 
 // checkSandboxDir refuses (exit 2) an --embedded DIR that does not exist
 // unless the command may create it, and says whether it will be created.

@@ -91,6 +91,7 @@ func createFile(o *output, dir, rawName string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	warnSameNamed(o, dir, file, name)
 	if o.json {
 		return o.writeJSON(createResult{File: path, Version: next, Name: name})
 	}

@@ -23,9 +23,12 @@ func lintCommand(e *env) *cli.Command {
 		Description: "Exits 0 when the directory is valid (warnings allowed) and 2 when any file has an error.\n" +
 			"Every problem is printed as file:line:column with a hint. --server URI also checks every validator\n" +
 			"against the $jsonSchema keywords that server enforces (probed in a scratch database there, which is\n" +
-			"dropped; nothing else is read or written): a validator using another is an error, as `up` refuses it.",
+			"dropped; nothing else is read or written): a validator using another is an error, as `up` refuses it.\n" +
+			"A func step whose Go function this binary does not have is not checked, and said so (a warning;\n" +
+			"an error with --require-funcs): lint with your team's binary (docs/deploying.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "also check the validators against what the server at `URI` enforces"},
+			&cli.BoolFlag{Name: requireFuncsFlag, Usage: "fail (exit 2) on a func step whose Go function this binary does not have, instead of warning that it was not checked"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -39,18 +42,28 @@ func lintCommand(e *env) *cli.Command {
 // lintOptions are lint's parsed flags.
 type lintOptions struct {
 	server string // --server URI ("": no server check)
+	// requireFuncs: --require-funcs, a func step this binary lacks is an error.
+	requireFuncs bool
 }
 
 func parseLintFlags(c *cli.Context) lintOptions {
-	return lintOptions{server: c.String("server")}
+	return lintOptions{server: c.String("server"), requireFuncs: c.Bool(requireFuncsFlag)}
 }
 
 func (e *env) runLint(ctx context.Context, o lintOptions) error {
-	var server func(*lint.Report, []*migration.Migration) error
-	if o.server != "" {
-		server = func(rep *lint.Report, ms []*migration.Migration) error { return e.lintServer(ctx, o.server, rep, ms) }
+	var missing []string
+	check := func(rep *lint.Report, ms []*migration.Migration) error {
+		missing = uncheckedFuncs(rep, ms, o.requireFuncs, e.cfg.VersionOptions)
+		if o.server != "" {
+			return e.lintServer(ctx, o.server, rep, ms)
+		}
+		return nil
 	}
-	return lintDir(e.out, e.g, server, e.cfg.VersionOptions...)
+	err := lintDir(e.out, e.g, check, e.cfg.VersionOptions...)
+	if err == nil || alreadyReported(err) {
+		uncheckedNote(e.out, missing, o.requireFuncs)
+	}
+	return err
 }
 
 // lintDir lints --dir; server, when set, adds the problems of checking

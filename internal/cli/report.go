@@ -329,7 +329,7 @@ func renderMarkdown(w io.Writer, rep *report.Report) error {
 			for i, id := range g.ExampleIDs {
 				ids[i] = "`" + id + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", g.Path, g.Rule, g.Count, mdEscape(g.Message), strings.Join(ids, " "))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", mdPath(g.Path), g.Rule, g.Count, mdEscape(g.Message), strings.Join(ids, " "))
 		}
 	}
 	markdownIndexBuilds(&b, rep.IndexBuilds)
@@ -437,12 +437,13 @@ func renderJUnit(w io.Writer, rep *report.Report) error {
 		if len(groups) == 0 {
 			s.Cases = append(s.Cases, junitCase{Classname: c.Collection, Name: fmt.Sprintf("%s %s the validator of %04d", count(c.Scanned, "document"), verb(c.Scanned, "pass", "passes"), c.ValidatorFrom)})
 		}
+		seen := map[string]bool{}
 		for _, g := range groups {
 			msg := &junitMessage{
 				Message: fmt.Sprintf("%s: %s", count(g.Count, "document"), g.Message),
 				Text:    "example _ids: " + strings.Join(g.ExampleIDs, ", "),
 			}
-			tc := junitCase{Classname: c.Collection, Name: strings.TrimSpace(g.Path + " " + g.Rule)}
+			tc := junitCase{Classname: c.Collection, Name: junitCaseName(seen, g)}
 			if c.ValidationAction == "warn" {
 				tc.Skipped = msg
 				s.Skipped++

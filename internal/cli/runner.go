@@ -121,6 +121,7 @@ func (e *env) renderEvent(ev events.Entry) {
 		return
 	}
 	e.endDownProgress()
+	e.noteTimeFence(ev)
 	switch ev := ev.(type) {
 	case events.ValidatorClientSide:
 		if e.warnedClientSide {
@@ -129,10 +130,9 @@ func (e *env) renderEvent(ev events.Entry) {
 		e.warnedClientSide = true
 		e.out.warnf("%s; further collections are reported in the result", ev)
 	case events.LedgerFenceOnly:
-		if !e.notedTimeFence {
-			e.notedTimeFence = true
-			e.logf("%s (see docs/reliability.md)", ev)
-		}
+		// Said before the first ledger write, not on an up or down that
+		// writes nothing (nothing to apply, refused).
+		e.timeFenceHeld = !e.notedTimeFence
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
 	case events.BackfillUnguarded, events.BackfillGuardScans, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:

@@ -16,11 +16,7 @@ func statusCommand(e *env) *cli.Command {
 		Name:  "status",
 		Usage: "applied, pending and drifted migrations; per collection the validator in force and document versions",
 		Description: "Reads the ledger, the files, the backfill checkpoints and the leases; --counts also counts each\n" +
-			"collection's documents per version (a scan of every migrated collection).\n" +
-			"Exit codes: 0 (also with --check when nothing is pending or drifted), 1 failure, 2 invalid files,\n" +
-			"3 with --check when a migration is pending, drifted or missing, the server differs from what the applied\n" +
-			"migrations declare, or a collection holds an anomaly (documents above the applied version, below it after\n" +
-			"the window closed, or at a version no file knows).",
+			"collection's documents per version (a scan of every migrated collection).\n" + exitHelp("status"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 3 if anything is pending or drifted, the server differs from the files, or documents are where they should not be"},
 			&cli.BoolFlag{Name: "counts", Usage: "count each collection's documents per version (scans every migrated collection)"},
@@ -70,9 +66,9 @@ func (e *env) runStatus(ctx context.Context, o statusOptions) error {
 func (e *env) renderStatus(st *runner.Status) {
 	o := e.out
 	if st.Current > st.Latest {
-		o.printf("%s the database is at version %d, beyond the files (the last is %d; %d pending, %d drifted or missing)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+		o.printf("%s the database is at version %d, beyond the files (the last is %d; %s)\n", o.bold("migrations:"), st.Current, st.Latest, statusCounts(st))
 	} else {
-		o.printf("%s the database is at version %d of %d (%d pending, %d drifted)\n", o.bold("migrations:"), st.Current, st.Latest, st.Pending, st.Drifted)
+		o.printf("%s the database is at version %d of %d (%s)\n", o.bold("migrations:"), st.Current, st.Latest, statusCounts(st))
 	}
 	var rows [][]cell
 	for _, m := range st.Migrations {

@@ -20,8 +20,7 @@ func unlockCommand(e *env) *cli.Command {
 		ArgsUsage: "[NAME]",
 		Description: "Lists every lease with its holder and expiry (by the server's clock) and removes those whose\n" +
 			"lease has expired. With --force, removes the migration lock (or the lease NAME, such as\n" +
-			"backfill:users) whatever its lease: only when you know the holder is dead.\n" +
-			"Exit codes: 0 done, 1 the lease NAME is live (without --force).",
+			"backfill:users) whatever its lease: only when you know the holder is dead.\n" + exitHelp("unlock"),
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "remove the lease even though it has not expired"}},
 		Action: func(c *cli.Context) error {
 			opts, err := parseUnlockArgs(c)

@@ -109,7 +109,7 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 	}
 	if err != nil {
 		if len(applied) > 0 {
-			e.out.warnf("applied before the failure: %s", files(applied))
+			e.out.warnf("applied before the %s: %s", stoppedBy(ctx, err), files(applied))
 		}
 		return err
 	}

@@ -39,6 +39,12 @@ type Program struct {
 	// wrapping [ErrEmbeddedInUse] (another process serves dir) exits with
 	// the lock's exit code, 4.
 	Embedded func(ctx context.Context, dir string) (uri string, stop func(context.Context) error, err error)
+	// Serve starts the same server for other processes, for `mongomig
+	// sandbox serve`: storing its data in dir (empty: a temporary
+	// directory, removed on stop) and listening on addr (host:port; port
+	// 0 picks a free one); nil leaves the command out (exit 2).
+	// pkg/command/sandbox sets it with Embedded.
+	Serve func(ctx context.Context, dir, addr string) (uri string, stop func(context.Context) error, err error)
 }
 
 // Main runs mongomig with the process's arguments and streams and exits
@@ -93,7 +99,7 @@ func (p Program) Run(args []string) int {
 		Err:           os.Stderr,
 		OutIsTerminal: isTerminal(os.Stdout),
 		ErrIsTerminal: isTerminal(os.Stderr),
-	}, cli.Config{VersionOptions: p.VersionOptions, Embedded: p.Embedded})
+	}, cli.Config{VersionOptions: p.VersionOptions, Embedded: p.Embedded, Serve: p.Serve})
 }
 
 func isTerminal(f *os.File) bool {
