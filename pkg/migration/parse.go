@@ -295,7 +295,7 @@ func lineHasTabIndent(data []byte, line int) bool {
 	return bytes.ContainsRune(l[:len(l)-len(trimmed)], '\t')
 }
 
-var topKeys = []string{"description", "collections"}
+var topKeys = []string{"description", "collections", "run"}
 
 func (p *parser) top(m *Migration, n *yaml.Node) {
 	n = deref(n)
@@ -312,9 +312,11 @@ func (p *parser) top(m *Migration, n *yaml.Node) {
 		case "collections":
 			sawCollections = true
 			m.Collections = p.collections(v)
+		case "run":
+			m.Run = p.run(v)
 		}
 	})
-	if !sawCollections {
+	if !sawCollections && len(m.Run) == 0 {
 		p.errorf(n, "add `collections:` with one entry per collection the migration changes", "missing key \"collections\"")
 	}
 }
