@@ -47,6 +47,8 @@ func TestMain(m *testing.M) {
 //	samples              load the sample application's version-0 documents into $MONGOMIG_URI
 //	fixsamples           fix the sample's deliberately invalid documents in $MONGOMIG_URI
 //	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
+//	insert COLL FILE     insert FILE's Extended JSON documents (one a line) into COLL of $MONGOMIG_URI
+//	count COLL FILTER N  require N documents of COLL of $MONGOMIG_URI to match FILTER (Extended JSON)
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -69,6 +71,8 @@ func TestScripts(t *testing.T) {
 			"samples":    cmdSamples,
 			"holdlock":   cmdHoldLock,
 			"fixsamples": cmdFixSamples,
+			"insert":     cmdInsert,
+			"count":      cmdCount,
 		},
 	})
 }

@@ -43,7 +43,11 @@ func schemaChecksum(m *migration.Migration) string {
 			{Key: "upgrade", Value: steps}, {Key: "create", Value: creates}, {Key: "drop", Value: drops},
 		})
 	}
-	b, err := bson.MarshalExtJSON(bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}, true, false)
+	covered := bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}
+	if ops := runChecksum(m); ops != nil {
+		covered = append(covered, bson.E{Key: "run", Value: ops})
+	}
+	b, err := bson.MarshalExtJSON(covered, true, false)
 	if err != nil {
 		// Every value came from a parsed file: it marshals. Fall back to the
 		// file's bytes rather than hide an error.

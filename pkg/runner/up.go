@@ -13,6 +13,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/reshape"
 )
 
 // Applied is one migration an Up or Down applied or reverted.
@@ -28,6 +29,8 @@ type Applied struct {
 	ClientSideValidators []string `json:"clientSideValidators,omitempty"`
 	// Documents lists data downgrades (Down only).
 	Documents []DocumentChange `json:"documents,omitempty"`
+	// Run is what the migration's run-once operations did (Up only).
+	Run []reshape.OpResult `json:"run,omitempty"`
 }
 
 // UpResult is what an [Runner.Up] or [Runner.UpTo] did: the migrations it
@@ -236,6 +239,10 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 			return Applied{}, err
 		}
 	}
+	ran, err := r.runOnce(ctx, m, exists)
+	if err != nil {
+		return Applied{}, err
+	}
 	sort.Strings(clientSide)
 	took := time.Since(start)
 	if err := r.record(finishing(ctx), m, took, clientSide); err != nil {
@@ -246,5 +253,5 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	}
 	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "up", Took: took})
 	return Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "up", DurationMS: took.Milliseconds(),
-		Commands: results, ClientSideValidators: clientSide}, nil
+		Commands: results, ClientSideValidators: clientSide, Run: ran}, nil
 }
