@@ -167,6 +167,7 @@ func (r *Report) lintMigration(m *migration.Migration) {
 	if len(m.Collections) == 0 && len(m.Run) == 0 && !m.Broken {
 		r.add(emptyMigration(m, SeverityWarning))
 	}
+	r.lintRun(m)
 	if strings.HasPrefix(m.Description, templateDescription) {
 		pos := m.Position("/description")
 		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,

@@ -313,10 +313,11 @@ func (p *parser) top(m *Migration, n *yaml.Node) {
 			sawCollections = true
 			m.Collections = p.collections(v)
 		case "run":
+			sawCollections = true // a migration may be run operations alone
 			m.Run = p.run(v)
 		}
 	})
-	if !sawCollections && len(m.Run) == 0 {
+	if !sawCollections {
 		p.errorf(n, "add `collections:` with one entry per collection the migration changes", "missing key \"collections\"")
 	}
 }

@@ -31,7 +31,13 @@ run:
 
 func blogMigration(t testing.TB, file string) *migration.Migration {
 	t.Helper()
-	m, err := migration.Parse("0002_comments.yaml", []byte(file))
+	return migrationN(t, 2, file)
+}
+
+// migrationN parses file as migration version n.
+func migrationN(t testing.TB, n int, file string) *migration.Migration {
+	t.Helper()
+	m, err := migration.Parse(fmt.Sprintf("%04d_run.yaml", n), []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}

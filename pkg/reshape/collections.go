@@ -135,11 +135,12 @@ func (o *operation) copy(ctx context.Context) error {
 		for i, d := range docs {
 			batch[i] = d
 		}
-		n, err := insertNew(ctx, dst, batch)
-		if err != nil {
+		if _, err := insertNew(ctx, dst, batch); err != nil {
 			return fmt.Errorf("copy into %s: %w", o.op.To, err)
 		}
-		o.p.Moved += n
+		// Counted with the _id the checkpoint saves: a batch walked again
+		// after a crash is counted once (its inserts are duplicates).
+		o.p.Moved += int64(len(docs))
 		o.p.LastID = docs[len(docs)-1].Lookup("_id")
 		o.hook("reshape.batch", int(o.p.Moved))
 		if err := o.save(ctx); err != nil {

@@ -48,8 +48,10 @@ type OpResult struct {
 	Kind  migration.RunKind `json:"kind"`
 	// Summary says it in a line ("renamed a to b").
 	Summary string `json:"summary"`
-	// Documents counts the documents copied, or the elements moved, by
-	// every run of the operation.
+	// Documents counts the documents renamed, dropped or copied, or the
+	// elements moved, by every run of the operation; after a crash an
+	// extract's count may miss the batch in flight then (the data does
+	// not: every element is moved exactly once).
 	Documents int64 `json:"documents"`
 	// Skipped: the operation had finished in an earlier run.
 	Skipped bool `json:"skipped,omitempty"`
