@@ -19,7 +19,7 @@ var floors = map[string]int{
 	"pkg/lease": 3, "internal/gopanic": 3, "internal/testhook": 3, "internal/cmdlog": 3,
 	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4,
 	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
-	"pkg/runner": 6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6,
+	"pkg/runner":  6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6,
 	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
 	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)
 	"internal/cli":      8,
