@@ -49,6 +49,8 @@ func TestMain(m *testing.M) {
 //	holdlock             take the migration lock of $MONGOMIG_URI for an hour, as owner someone-else
 //	runcmd JSON          run one database command (Extended JSON) against $MONGOMIG_URI's database app
 //	blogposts            load the new user's blog posts, embedding 3,434 comments, into $MONGOMIG_URI
+//	insert COLL FILE     insert FILE's Extended JSON documents (one a line) into COLL of $MONGOMIG_URI
+//	count COLL FILTER N  require N documents of COLL of $MONGOMIG_URI to match FILTER (Extended JSON)
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -76,6 +78,8 @@ func TestScripts(t *testing.T) {
 			"gobuild":    scriptTeamCmds["gobuild"],
 			"bg":         scriptTeamCmds["bg"],
 			"stopbg":     scriptTeamCmds["stopbg"],
+			"insert":     cmdInsert,
+			"count":      cmdCount,
 		},
 	})
 }

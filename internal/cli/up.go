@@ -138,6 +138,9 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 	for _, a := range applied {
 		notes(a.Commands)
 		e.out.printf("%s %s\n", e.out.green("applied"), a.File)
+		for _, r := range a.Run {
+			e.out.printf("  run %d: %s\n", r.Index+1, display(r.Summary))
+		}
 		clientSide = append(clientSide, a.ClientSideValidators...)
 	}
 	if t := res.Tightened; t != nil {
@@ -326,7 +329,7 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 		o.bold("plan"), p.Current, verb, count(len(p.Migrations), "migration"))
 	for _, m := range p.Migrations {
 		o.printf("\n%s %s\n", o.bold(fmt.Sprintf("%04d", m.Version)), migration.DisplayName(m.File))
-		if len(m.Commands) == 0 {
+		if len(m.Commands) == 0 && len(m.Run) == 0 {
 			o.printf("  %s\n", noCommands(migs, m.Version, string(p.Direction)))
 		}
 		for _, c := range m.Commands {
@@ -337,6 +340,7 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 				o.printf("  %s\n", o.faint("effective "+display(settingsLine(s))))
 			}
 		}
+		printRunPlan(o, m.Run)
 	}
 	for _, n := range p.Notes {
 		o.printf("\n%s %s\n", o.yellow("note:"), display(n))

@@ -18,18 +18,19 @@ var floors = map[string]int{
 	"pkg/version/versioned": 3, "pkg/version/versiontest": 3, "internal/bsonx": 3, "pkg/events": 3,
 	"pkg/lease": 3, "internal/gopanic": 3, "internal/testhook": 3, "internal/cmdlog": 3,
 	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 4,
-	"pkg/runner": 5, "pkg/backfill": 5, "pkg/report": 5, "pkg/inspect": 5,
-	"internal/sandbox": 5, "internal/sandbox/sandboxtest": 6, "internal/sampledata": 5,
-	"internal/fixtures": 7, // test fixtures: imported by tests only (TestFixturesOnlyInTests)
-	"internal/cli":      7,
-	"pkg/command":       8,
+	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
+	"pkg/runner":  6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6,
+	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
+	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)
+	"internal/cli":      8,
+	"pkg/command":       9,
 	// tests only, and a benchmark report filter
-	"internal/depcheck": 9, "internal/doccheck": 9, "internal/benchratio": 0,
+	"internal/depcheck": 11, "internal/doccheck": 11, "internal/benchratio": 0,
 
-	"pkg/command/sandbox": 9, // the opt-in sandbox of a team's binary (--embedded, demo, sandbox serve)
+	"pkg/command/sandbox": 10, // the opt-in sandbox of a team's binary (--embedded, demo, sandbox serve)
 }
 
-// products are the packages of floor 5 that never import each other: a
+// products are the packages of floor 6 that never import each other: a
 // backfill, a report, lint and inspection each stand alone, and the runner
 // reaches them only through the CLI (lint is below the runner, which
 // refuses files that do not lint).

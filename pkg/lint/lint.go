@@ -149,7 +149,7 @@ func emptyMigration(m *migration.Migration, sev Severity) Problem {
 func Pending(ms []*migration.Migration) *Report {
 	r := &Report{Problems: []Problem{}}
 	for _, m := range ms {
-		if len(m.Collections) == 0 {
+		if len(m.Collections) == 0 && len(m.Run) == 0 {
 			r.add(emptyMigration(m, SeverityError))
 		}
 	}
@@ -166,9 +166,10 @@ func (r *Report) add(p Problem) {
 }
 
 func (r *Report) lintMigration(m *migration.Migration) {
-	if len(m.Collections) == 0 && !m.Broken {
+	if len(m.Collections) == 0 && len(m.Run) == 0 && !m.Broken {
 		r.add(emptyMigration(m, SeverityWarning))
 	}
+	r.lintRun(m)
 	if strings.HasPrefix(m.Description, templateDescription) {
 		pos := m.Position("/description")
 		r.add(Problem{Severity: SeverityWarning, File: m.File, Line: pos.Line, Column: pos.Column,

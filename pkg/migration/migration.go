@@ -18,6 +18,9 @@ type Migration struct {
 	Description string `json:"description,omitempty"`
 	// Collections are the collections the migration touches, in file order.
 	Collections []*Collection `json:"collections"`
+	// Run are the run-once operations (run.go), in file order, applied
+	// by `up` after the collections' part.
+	Run []RunOp `json:"run,omitempty"`
 	// Checksum identifies the file's exact bytes ("sha256:<hex>"); a
 	// different checksum for an applied version is drift.
 	Checksum string `json:"checksum"`

@@ -295,7 +295,7 @@ func lineHasTabIndent(data []byte, line int) bool {
 	return bytes.ContainsRune(l[:len(l)-len(trimmed)], '\t')
 }
 
-var topKeys = []string{"description", "collections"}
+var topKeys = []string{"description", "collections", "run"}
 
 func (p *parser) top(m *Migration, n *yaml.Node) {
 	n = deref(n)
@@ -312,6 +312,9 @@ func (p *parser) top(m *Migration, n *yaml.Node) {
 		case "collections":
 			sawCollections = true
 			m.Collections = p.collections(v)
+		case "run":
+			sawCollections = true // a migration may be run operations alone
+			m.Run = p.run(v)
 		}
 	})
 	if !sawCollections {

@@ -10,7 +10,7 @@ import (
 // SchemaChecksum covers what `up` sends and how documents are upgraded:
 // per collection the validator, level, action, upgrade steps and index
 // changes (each created index as the createIndexes command that builds
-// it). The revert-only and documentary parts (downgrade, examples,
+// it), and the run-once operations. The revert-only and documentary parts (downgrade, examples,
 // description, comments, formatting) are left out, so they may be added
 // or corrected after a migration was applied without being drift. The
 // ledger stores it: its value for a file never changes between releases.
@@ -39,7 +39,13 @@ func SchemaChecksum(m *Migration) string {
 			{Key: "upgrade", Value: steps}, {Key: "create", Value: creates}, {Key: "drop", Value: drops},
 		})
 	}
-	b, err := bson.MarshalExtJSON(bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}, true, false)
+	covered := bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}
+	if ops := runChecksum(m); ops != nil {
+		// Only when present: the checksums of files without run-once
+		// operations are those they had before run: existed.
+		covered = append(covered, bson.E{Key: "run", Value: ops})
+	}
+	b, err := bson.MarshalExtJSON(covered, true, false)
 	if err != nil {
 		// Every value came from a parsed file: it marshals. Fall back to the
 		// file's bytes rather than hide an error.
@@ -47,4 +53,25 @@ func SchemaChecksum(m *Migration) string {
 	}
 	sum := sha256.Sum256(b)
 	return "schema-sha256:" + hex.EncodeToString(sum[:])
+}
+
+// runChecksum is what schemaChecksum covers of m's run-once operations
+// (nil when it has none, so the checksum of a migration without them is
+// what it always was).
+func runChecksum(m *Migration) bson.A {
+	if len(m.Run) == 0 {
+		return nil
+	}
+	var ops bson.A
+	for _, op := range m.Run {
+		d := bson.D{{Key: "kind", Value: string(op.Kind)}, {Key: "from", Value: op.From}, {Key: "to", Value: op.To},
+			{Key: "name", Value: op.Name}, {Key: "allowNonEmpty", Value: op.AllowNonEmpty}}
+		if x := op.Extract; x != nil {
+			d = append(d, bson.E{Key: "extract", Value: bson.D{{Key: "from", Value: x.From}, {Key: "array", Value: x.Array},
+				{Key: "to", Value: x.To}, {Key: "ref", Value: x.Ref}, {Key: "keep", Value: string(x.Keep)},
+				{Key: "countField", Value: x.CountField}, {Key: "first", Value: x.First}}})
+		}
+		ops = append(ops, d)
+	}
+	return ops
 }

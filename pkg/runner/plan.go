@@ -8,6 +8,7 @@ import (
 
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/reshape"
 )
 
 // PlannedMigration is a migration a run would apply or revert, with the
@@ -17,6 +18,8 @@ type PlannedMigration struct {
 	Name     string    `json:"name"`
 	File     string    `json:"file"`
 	Commands []Command `json:"commands"`
+	// Run is what the migration's run-once operations would touch.
+	Run []reshape.Planned `json:"run,omitempty"`
 }
 
 // Plan is what Up (or Down) would do, computed without changing anything.
@@ -68,7 +71,11 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
+		ops, err := reshape.Plan(ctx, r.db, m)
+		if err != nil {
+			return nil, err
+		}
+		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds, Run: ops})
 		p.Target = m.Version
 	}
 	if len(pending) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/reshape"
 )
 
 // Applied is one migration an Up or Down applied or reverted.
@@ -31,6 +32,8 @@ type Applied struct {
 	// Unrestorable lists the reverted upgrade's steps that discarded
 	// stored data down cannot bring back (Down only; discards.go).
 	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
+	// Run is what the migration's run-once operations did (Up only).
+	Run []reshape.OpResult `json:"run,omitempty"`
 }
 
 // UpResult is what an [Runner.Up] or [Runner.UpTo] did: the migrations it
@@ -245,6 +248,10 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 			return Applied{}, err
 		}
 	}
+	ran, err := r.runOnce(ctx, m, exists)
+	if err != nil {
+		return Applied{}, err
+	}
 	sort.Strings(clientSide)
 	took := time.Since(start)
 	if err := r.record(finishing(ctx), m, took, clientSide); err != nil {
@@ -255,5 +262,5 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	}
 	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "up", Took: took})
 	return Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "up", DurationMS: took.Milliseconds(),
-		Commands: results, ClientSideValidators: clientSide}, nil
+		Commands: results, ClientSideValidators: clientSide, Run: ran}, nil
 }

@@ -1,0 +1,46 @@
+// Package reshape runs a migration's run-once operations (its `run:`
+// list): renameCollection, dropCollection, copyCollection and extract,
+// each once, by `up`, under the migration lock, after the migration's
+// collections' part (validators, indexes) and before its ledger entry.
+// It owns two protocols.
+//
+// The run-once progress document (stored by internal/state, the one
+// owner of mongomig_backfill, under "$run$<version>$<index>"):
+//
+//  1. It is written only under the migration lock: every write (the
+//     progress, and every write of an operation to the data) is fenced by
+//     the lease the context carries (lease.Fence), so a holder that lost
+//     the lock writes nothing more.
+//  2. Done is set only after the operation finished, and a done operation
+//     is never run again: a run resumed after a crash between the last
+//     operation and the ledger entry repeats nothing.
+//  3. Progress (lastId, passMoved, moved) is saved after the batch it
+//     counts was written, never before: a crash loses at most the count of
+//     the batch in flight, never an element, because every write an
+//     operation sends is idempotent (the next rule) and the batch is
+//     walked again.
+//
+// The extracted child (extract moves parent.<array> into documents of a
+// child collection):
+//
+//  4. A child's _id is a function of its parent's _id and the element
+//     alone ([ChildID]): {parent: <parent _id>, key: <element's _id>} for a
+//     document with an _id, else {parent: <parent _id>, hash: <sha256 of
+//     the element's BSON>, n: <how many equal elements precede it>}. A
+//     child is inserted, never replaced: writing it twice inserts it once.
+//  5. The children of a parent are written before the parent's array is
+//     changed, and the parent's update is filtered on the array exactly as
+//     read: an element an old release appended (or any change) since the
+//     read makes the update match nothing, the parent is read again, and
+//     the appended element is moved by this pass or the next. An element is
+//     never removed from a parent before its child exists, and never
+//     becomes two children.
+//  6. The count field (keep: {count: F}) is incremented in that same
+//     guarded update by the number of elements it removes, so it counts
+//     every moved element once, whether the parent is updated by field or
+//     replaced whole by an old release.
+//  7. The operation is finished when a whole pass over the parents moved
+//     nothing; an element appended after that stays embedded, and a reader
+//     of the new release reads both (the embedded remainder and the
+//     children, by [ChildID] without duplicates): docs/file-format.md.
+package reshape
