@@ -24,6 +24,17 @@ const (
 	// FerretDBMaxBatch: FerretDB v1 hangs on an update command with 100 or
 	// more matching statements, so batches stay well below.
 	FerretDBMaxBatch = 50
+	// DefaultServerRange is how many _ids one server-side update covers
+	// by default (Options.ServerRange): a range is one updateMany (one
+	// per step on the marker path), a lease fence and, where the target
+	// schema is enforced, one read of its documents, and some servers
+	// (FerretDB 2 + DocumentDB) evaluate an updateMany with an _id range
+	// by scanning the whole collection, so what a range costs besides its
+	// documents grows with the collection. 5,000 keeps that part small
+	// there (docs/performance.md, "Backfill on the second server"), while
+	// on MongoDB, which finds the range through the _id index, one update
+	// of 5,000 documents is still a short write.
+	DefaultServerRange = 5000
 )
 
 // Options configure [Run].
@@ -47,6 +58,12 @@ type Options struct {
 	Progress bool
 	// progress receives the batches (set by Run when Progress is).
 	progress func(events.BackfillBatch)
+	// ServerRange is how many _ids one update of the server-side path
+	// covers (default DefaultServerRange; on FerretDB v1 at most Batch).
+	// It does not follow Batch, which sizes the client path's round
+	// trips: a server-side range sends no document. Rate caps it as it
+	// caps Batch.
+	ServerRange int
 	// ClientSide disables the server-side fast path: every document is read,
 	// upgraded in Go and written back. By default, where the server has
 	// pipeline updates, each version whose whole upgrade has a pipeline
@@ -334,8 +351,17 @@ func (r *backfiller) backfillOptions(ctx context.Context, opts Options) (Options
 	if opts.Workers > MaxWorkers {
 		return opts, fmt.Errorf("%d workers: at most %d (MaxWorkers)", opts.Workers, MaxWorkers)
 	}
+	if opts.ServerRange <= 0 {
+		opts.ServerRange = DefaultServerRange
+	}
+	if info.FerretDBVersion != "" {
+		// Its server-side path scans per update and runs only on request
+		// (see pathOptions): its ranges stay the batches they were.
+		opts.ServerRange = min(opts.ServerRange, opts.Batch)
+	}
 	// Workers share the rate (see walkRange).
 	opts.Batch = rateBatch(opts.Batch, opts.Rate/float64(max(opts.Workers, 1)))
+	opts.ServerRange = rateBatch(opts.ServerRange, opts.Rate/float64(max(opts.Workers, 1)))
 	opts.guarded = probe.GuardedWrites(info)
 	if opts.rangesPerWorker == 0 {
 		opts.rangesPerWorker = rangesPerWorker(opts.guarded)

@@ -22,7 +22,11 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				os.Exit(1)
 			}
-			os.Exit(helperBackfill(client.Database("app")))
+			db := os.Getenv("MONGOMIG_HELPER_DB")
+			if db == "" {
+				db = "app"
+			}
+			os.Exit(helperBackfill(client.Database(db)))
 		case "serve":
 			os.Exit(fixtures.HelperServe())
 		}

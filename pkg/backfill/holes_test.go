@@ -90,7 +90,7 @@ func TestBackfillPipelineLeavesNoHalfUpgradedDocumentMongoDB(t *testing.T) {
 			}
 		}
 	})
-	res, err := backfill.Run(ctx, r, backfill.Options{Batch: 10})
+	res, err := backfill.Run(ctx, r, backfill.Options{ServerRange: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

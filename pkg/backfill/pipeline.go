@@ -156,7 +156,7 @@ func (w *serverWalk) invalid(ctx context.Context, rng, vm bson.D) (bson.A, error
 	var docs []bson.D
 	err := retryTransient(ctx, func() error {
 		cur, err := w.coll.Find(ctx, bson.D{{Key: "$and", Value: bson.A{rng, vm}}},
-			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
+			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.ServerRange)))
 		if err != nil {
 			return err
 		}

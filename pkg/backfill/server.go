@@ -20,8 +20,9 @@ import (
 // serverWalk upgrades, with server-side updates only, the documents of a
 // collection at each version whose whole upgrade chain has a server-side
 // form. It reads the _ids of the documents at that version with one
-// cursor, Batch at a time, and upgrades each such _id range on the server,
-// so every write is bounded (Batch is capped by Rate, see rateBatch),
+// cursor, ServerRange at a time, and upgrades each such _id range on the
+// server, so every write is bounded (ServerRange is capped by Rate, see
+// rateBatch),
 // throttled by Rate, shows in progress, and ctx and the deadline are
 // honoured between two updates.
 //
@@ -176,13 +177,13 @@ func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (str
 			}
 			w.opts.progress(events.BackfillBatch{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 		}
-		if len(ids) < w.opts.Batch {
+		if len(ids) < w.opts.ServerRange {
 			return "", nil
 		}
 	}
 }
 
-// ids reads the next Batch _ids at the version matched by vm from one
+// ids reads the next ServerRange _ids at the version matched by vm from one
 // cursor in _id order (*cur, opened after last when nil). A lost cursor is
 // reopened after last, with backoff, on transient errors.
 func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any) ([]any, error) {
@@ -194,7 +195,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 				filter = bson.D{{Key: "$and", Value: bson.A{afterID(last, w.opts.ferretDB), vm}}}
 			}
 			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
-				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
+				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.ServerRange)))
 			w.cb.RoundTrips++
 			if err != nil {
 				return err
@@ -202,7 +203,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 			*cur = c
 		}
 		ids = ids[:0]
-		for len(ids) < w.opts.Batch {
+		for len(ids) < w.opts.ServerRange {
 			if (*cur).RemainingBatchLength() == 0 && (*cur).ID() != 0 {
 				w.cb.RoundTrips++
 			}

@@ -100,9 +100,10 @@ func serverBenchSizes() []int {
 //   - serverside/baseline, a pipeline updateMany per range of 1,000 _ids
 //     (boundaries from one _id-only scan), filtered on the version, against
 //     serverside/mongomig (the default path where the server has pipeline
-//     updates; its default batch of 500 _ids a range) and
-//     serverside/batch1000 (ranges of 1,000, as the baseline's), without
-//     the split.
+//     updates; ranges of DefaultServerRange _ids) and serverside/range1000
+//     (ranges of 1,000, as the baseline's), and serverside/hand5000, the
+//     baseline's program with mongomig's default range size, without the
+//     split.
 //
 // Each reports docs/s and, on users, the commands sent (n) and the server
 // time they took (s) per kind.
@@ -173,15 +174,26 @@ func BenchmarkBackfillServerMongoDB(b *testing.B) {
 			}
 			docsPerSec(b)
 		})
-		for _, batch := range []int{0, 1000} {
+		// The fastest hand-written program with mongomig's default range
+		// size: what mongomig's ranges are worth by themselves.
+		b.Run(name+fmt.Sprintf("/serverside/hand%d", backfill.DefaultServerRange), func(b *testing.B) {
+			for b.Loop() {
+				db, _ := setup(b, false)
+				if got := handPipelineRanges(b, db.Collection("users"), backfill.DefaultServerRange); got != n {
+					b.Fatalf("baseline upgraded %d of %d", got, n)
+				}
+			}
+			docsPerSec(b)
+		})
+		for _, size := range []int{0, 1000} {
 			prog := "mongomig"
-			if batch != 0 {
-				prog = fmt.Sprintf("batch%d", batch)
+			if size != 0 {
+				prog = fmt.Sprintf("range%d", size)
 			}
 			b.Run(name+"/serverside/"+prog, func(b *testing.B) {
 				for b.Loop() {
 					_, r := setup(b, false)
-					res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, Batch: batch})
+					res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, ServerRange: size})
 					if err != nil || res.Collections[0].ServerSide != int64(n) {
 						b.Fatalf("%+v %v", res, err)
 					}

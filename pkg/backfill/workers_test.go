@@ -243,7 +243,7 @@ func TestBackfillWorkersProcessKilled(t *testing.T) {
 }
 
 func workersHelper(uri string) *exec.Cmd {
-	cmd := backfillHelper(uri)
+	cmd := backfillHelper(uri, "app")
 	cmd.Env = append(cmd.Env, "MONGOMIG_HELPER_WORKERS=2")
 	return cmd
 }
