@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // downgradeReads returns the top-level fields a downgrade's steps name (a
@@ -18,7 +16,10 @@ func downgradeReads(steps []step, missing string) (reads []string, all bool) {
 	all = missing != ""
 	for si := range steps {
 		s := &steps[si]
-		all = all || s.op == migration.OpFunc
+		all = all || s.readsAny()
+		for _, name := range s.reads {
+			reads = appendNew(reads, name)
+		}
 		for fi := range s.fields {
 			f := &s.fields[fi]
 			reads = appendNew(reads, f.segs[0])

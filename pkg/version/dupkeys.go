@@ -5,8 +5,6 @@ import (
 	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // DuplicateKeyError is a top-level field that appears more than once in a
@@ -89,7 +87,7 @@ func firstReader(pending []link, key string) (*link, int, string) {
 		l := &pending[i]
 		for j := range l.steps {
 			s := &l.steps[j]
-			if s.op == migration.OpFunc {
+			if s.readsAny() || slices.Contains(s.reads, key) {
 				return l, j + 1, string(s.op)
 			}
 			for _, f := range s.fields {

@@ -23,6 +23,7 @@ func (f optionFunc) apply(c *config) error { return f(c) }
 type config struct {
 	field        string
 	funcs        map[string]Func
+	funcReads    map[string][]string // WithFunc's Fields, by func name
 	allowMissing bool
 	extra        []string // WithCollections
 	allowUnknown bool
@@ -40,7 +41,7 @@ func WithField(name string) Option {
 }
 
 // WithFunc registers a Go function for `func: name` steps.
-func WithFunc(name string, fn Func) Option {
+func WithFunc(name string, fn Func, opts ...FuncOption) Option {
 	return optionFunc(func(c *config) error {
 		if fn == nil {
 			return fmt.Errorf("func %q is nil", name)
@@ -48,7 +49,19 @@ func WithFunc(name string, fn Func) Option {
 		if _, dup := c.funcs[name]; dup {
 			return fmt.Errorf("func %q is registered twice", name)
 		}
+		var spec funcSpec
+		for _, o := range opts {
+			if err := o.applyFunc(&spec); err != nil {
+				return fmt.Errorf("func %q: %w", name, err)
+			}
+		}
 		c.funcs[name] = fn
+		if spec.declared {
+			if c.funcReads == nil {
+				c.funcReads = map[string][]string{}
+			}
+			c.funcReads[name] = spec.reads
+		}
 		return nil
 	})
 }
@@ -135,7 +148,11 @@ func (c *chain) index(versionField string) {
 		l := &c.links[li]
 		l.readsAll = l.missing != ""
 		for si := range l.steps {
-			l.readsAll = l.readsAll || l.steps[si].op == migration.OpFunc
+			l.readsAll = l.readsAll || l.steps[si].readsAny()
+			for _, name := range l.steps[si].reads {
+				add(name)
+				l.reads = appendNew(l.reads, name)
+			}
 			for fi := range l.steps[si].fields {
 				f := &l.steps[si].fields[fi]
 				f.slot = add(f.segs[0])
@@ -252,7 +269,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 // missing.
 func compileSteps(steps []migration.Step, cfg config, file, coll string) (out []step, missing string, errs []error) {
 	for _, s := range steps {
-		cs, err := compileStep(s, cfg.funcs)
+		cs, err := compileStep(s, cfg.funcs, cfg.funcReads)
 		if err != nil {
 			if !cfg.allowMissing {
 				errs = append(errs, fmt.Errorf("%s:%d:%d: %s: %w; register it with version.WithFunc(%q, fn)", file, s.Pos.Line, s.Pos.Column, coll, err, s.Func))

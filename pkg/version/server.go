@@ -28,7 +28,7 @@ type ServerUpdate struct {
 // empty operand needs no update at all. ok is false for steps no update
 // operator expresses (copy, func), which must run in Go.
 func ServerUpdates(s migration.Step) (updates []ServerUpdate, ok bool) {
-	c, err := compileStep(s, nil)
+	c, err := compileStep(s, nil, nil)
 	if err != nil {
 		return nil, false
 	}

@@ -33,6 +33,16 @@ type step struct {
 	// the ones to keep (copy: {contact.email: email} restores the email
 	// the current release changed); an upgrade's refuses (OverwriteError).
 	overwrites bool
+	// reads are the top-level fields a func step's function declared
+	// with [Fields] (readsDeclared): the only ones it sees and changes.
+	reads         []string
+	readsDeclared bool
+}
+
+// readsAny reports whether the step may read any field: a func step
+// whose function did not declare its fields with [Fields].
+func (s *step) readsAny() bool {
+	return s.op == migration.OpFunc && !s.readsDeclared
 }
 
 type field struct {
@@ -44,7 +54,7 @@ type field struct {
 	slot, toSlot int
 }
 
-func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
+func compileStep(s migration.Step, funcs map[string]Func, funcReads map[string][]string) (step, error) {
 	c := step{op: s.Op, src: s, name: s.Func}
 	if s.Op == migration.OpFunc {
 		fn, ok := funcs[s.Func]
@@ -52,6 +62,7 @@ func compileStep(s migration.Step, funcs map[string]Func) (step, error) {
 			return c, fmt.Errorf("func %q is not registered", s.Func)
 		}
 		c.fn = fn
+		c.reads, c.readsDeclared = funcReads[s.Func], funcReads[s.Func] != nil
 		return c, nil
 	}
 	for _, f := range s.Fields {
@@ -180,10 +191,16 @@ func (s *step) callFunc(d bson.D) (out bson.D, err error) {
 			out, err = d, fmt.Errorf("func %s panicked: %s (a bug in the function: fix it, then run again)", s.name, hideSecrets(fmt.Sprint(p)))
 		}
 	}()
-	if out, err = s.fn(cloneDoc(d)); err != nil {
+	if !s.readsDeclared {
+		if out, err = s.fn(cloneDoc(d)); err != nil {
+			return d, fmt.Errorf("func %s: %w", s.name, secretsHidden{err})
+		}
+		return out, nil
+	}
+	if out, err = s.fn(s.view(d)); err != nil {
 		return d, fmt.Errorf("func %s: %w", s.name, secretsHidden{err})
 	}
-	return out, nil
+	return s.merge(d, out)
 }
 
 // connPassword is the password of a connection string quoted in a

@@ -350,7 +350,8 @@ func sameValue(a, b any) bool {
 // DeltaFor is [DeltaOf] for a document of coll, also guarding every
 // top-level field the upgrade's steps name (a rename's or copy's source,
 // a default's or unset's path, their targets) that it left alone, at its
-// value as read or absent, and every field as read when a func runs: the
+// value as read or absent, and every field as read when a func runs
+// (only the fields it declared with [Fields], when it did): the
 // upgrade was computed from them, so a writer who changed one since the
 // read (an email added that a rename should have moved, the source of a
 // copy replaced) must make the write-back match nothing.
