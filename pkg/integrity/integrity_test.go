@@ -64,7 +64,7 @@ func school(t *testing.T, db *mongo.Database) {
 	insert(t, db, "students",
 		bson.D{{Key: "_id", Value: 1}, {Key: "classes", Value: bson.A{class("math", "Math", 4), class("art", "Art", 2)}}},
 		bson.D{{Key: "_id", Value: 2}, {Key: "classes", Value: bson.A{class("art", "Art", 2), class("math", "Math", 3)}}}, // left behind: 3 -> 4
-		bson.D{{Key: "_id", Value: 3}, {Key: "classes", Value: bson.A{class("gym", "Gym", 1)}}})                         // dangling
+		bson.D{{Key: "_id", Value: 3}, {Key: "classes", Value: bson.A{class("gym", "Gym", 1)}}})                           // dangling
 	insert(t, db, "products", bson.D{{Key: "_id", Value: "p1"}, {Key: "name", Value: "Pen"}, {Key: "price", Value: 2.5}})
 	insert(t, db, "orders",
 		bson.D{{Key: "_id", Value: 10}, {Key: "number", Value: int32(7)}, {Key: "product", Value: bson.D{{Key: "_id", Value: "p1"}, {Key: "name", Value: "Pen"}, {Key: "price", Value: 2.0}}}},   // old price: in line
@@ -127,11 +127,11 @@ func checkScenario(t *testing.T, db *mongo.Database, opts integrity.Options) {
 	}
 	for k, want := range map[string]string{
 		"students 2 classes.1.credits": "fixed 3 -> 4",
-		"posts \"b\" commentCount":      "fixed 3 -> 1",
-		"counters \"orders\" seq":       "fixed 8 -> 9",
-		"orders 11 product.price":       integrity.OutcomeSnapshot + " \"2.0\" -> ",
-		"students 3 classes._id":        integrity.OutcomeReported + " \"gym\" -> ",
-		"comments 103 postId":           "fixed \"deleted\" -> (reference removed)",
+		"posts \"b\" commentCount":     "fixed 3 -> 1",
+		"counters \"orders\" seq":      "fixed 8 -> 9",
+		"orders 11 product.price":      integrity.OutcomeSnapshot + " \"2.0\" -> ",
+		"students 3 classes._id":       integrity.OutcomeReported + " \"gym\" -> ",
+		"comments 103 postId":          "fixed \"deleted\" -> (reference removed)",
 	} {
 		if outcomes[k] != want {
 			t.Errorf("%s: %q, want %q", k, outcomes[k], want)
