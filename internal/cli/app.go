@@ -279,6 +279,8 @@ func newApp(e *env) *cli.App {
 			lintCommand(e),
 			createCommand(e),
 			validateCommand(e),
+			checkCommand(e),
+			repairCommand(e),
 			backfillCommand(e),
 			unlockCommand(e),
 			markCommand(e),

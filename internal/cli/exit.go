@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mongomig/mongomig/pkg/backfill"
+	"github.com/mongomig/mongomig/pkg/integrity"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
@@ -77,11 +78,12 @@ func exitCode(err error) int {
 		order   *runner.OrderError
 		down    *runner.DowngradeError
 		discard *backfill.DiscardError
+		inLine  *integrity.OutOfLineError
 	)
 	switch {
 	case errors.As(err, &lockErr):
 		return ExitLock
-	case errors.As(err, &drift), errors.As(err, &down), errors.As(err, &discard), errors.Is(err, runner.ErrPartway):
+	case errors.As(err, &drift), errors.As(err, &down), errors.As(err, &discard), errors.Is(err, runner.ErrPartway), errors.As(err, &inLine):
 		// The stored documents or files do not allow the run; nothing changed.
 		return ExitCheck
 	case errors.As(err, &order):

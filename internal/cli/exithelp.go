@@ -35,6 +35,17 @@ var commandExits = map[string][]exitDoc{
 		{ExitLock, "another backfill of the collection holds its lease past --lock-wait"},
 		{ExitInterrupted, "stopped by SIGINT, SIGTERM or SIGHUP at a batch boundary: run backfill again to continue"},
 	},
+	"check": {
+		{ExitOK, "every value the integrity rules cover is in line"},
+		{ExitFailure, "failure (the server unreachable, say)"},
+		{ExitUsage, "bad flags, invalid files, or an unknown --collection"},
+		{ExitCheck, "values out of line (listed)"},
+	},
+	"repair": {
+		{ExitOK, "done (values a snapshot or a report-only reference holds are listed, not fixed)"},
+		{ExitFailure, "a write failed, or another failure"},
+		{ExitUsage, "bad flags, invalid files, or an unknown --collection"},
+	},
 	"status": {
 		{ExitOK, "also with --check when nothing is pending, drifted or missing"},
 		{ExitFailure, "failure (the server unreachable, say)"},

@@ -19,7 +19,7 @@ var floors = map[string]int{
 	"pkg/lease": 3, "internal/gopanic": 3, "internal/testhook": 3, "internal/cmdlog": 3,
 	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 4,
 	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
-	"pkg/runner":  6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6,
+	"pkg/runner":  6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6, "pkg/integrity": 6,
 	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
 	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)
 	"internal/cli":      8,
@@ -34,7 +34,7 @@ var floors = map[string]int{
 // backfill, a report, lint and inspection each stand alone, and the runner
 // reaches them only through the CLI (lint is below the runner, which
 // refuses files that do not lint).
-var products = []string{"pkg/runner", "pkg/backfill", "pkg/report", "pkg/inspect", "pkg/lint"}
+var products = []string{"pkg/runner", "pkg/backfill", "pkg/report", "pkg/inspect", "pkg/lint", "pkg/integrity"}
 
 // imports lists each package of pkg/ and internal/ with its direct
 // imports of this module's packages (test files excluded).

@@ -107,6 +107,7 @@ func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, 
 		r.lintDiscards(ms, m, SeverityWarning)
 	}
 	r.lintCollectionNames(ms)
+	r.lintIntegrity(ms)
 	// Steps that touch the version field or the step marker: the field's
 	// name is the registry's (version.WithField), so pkg/version checks.
 	// Examples cannot run on such a chain (the registry refuses it).

@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples"}
+var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples", "references", "copies", "aggregates", "counters"}
 
 func (p *parser) collections(n *yaml.Node) []*Collection {
 	if !p.mapping(n, "collections", "write one entry per collection: `collections: {users: {...}}`") {
@@ -122,6 +122,14 @@ func (p *parser) collection(name string, k, n *yaml.Node) *Collection {
 			c.Indexes = p.indexes(v, ptr+"/indexes")
 		case "examples":
 			c.Examples = p.examples(v, ptr+"/examples")
+		case "references":
+			c.References = p.references(v, ptr+"/references")
+		case "copies":
+			c.Copies = p.copies(v, ptr+"/copies")
+		case "aggregates":
+			c.Aggregates = p.aggregates(v, ptr+"/aggregates")
+		case "counters":
+			c.Counters = p.counters(v, ptr+"/counters")
 		}
 	})
 	return c

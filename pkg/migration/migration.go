@@ -99,6 +99,13 @@ type Collection struct {
 	Indexes Indexes `json:"indexes"`
 	// Examples are checked by lint: upgrade(Before) must equal After.
 	Examples []Example `json:"examples,omitempty"`
+	// References, Copies, Aggregates and Counters are the integrity
+	// declarations (integrity.go): nil when the file does not declare the
+	// list, empty when it removes it.
+	References []Reference `json:"references,omitempty"`
+	Copies     []Copy      `json:"copies,omitempty"`
+	Aggregates []Aggregate `json:"aggregates,omitempty"`
+	Counters   []Counter   `json:"counters,omitempty"`
 	// Pos is where the collection's key is in the file.
 	Pos Pos `json:"pos"`
 }

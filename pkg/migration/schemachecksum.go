@@ -33,11 +33,16 @@ func SchemaChecksum(m *Migration) string {
 		for _, d := range c.Indexes.Drop {
 			drops = append(drops, d.Name)
 		}
-		colls = append(colls, bson.D{
+		coll := bson.D{
 			{Key: "name", Value: c.Name}, {Key: "validator", Value: c.Validator},
 			{Key: "validationLevel", Value: string(c.ValidationLevel)}, {Key: "validationAction", Value: string(c.ValidationAction)},
 			{Key: "upgrade", Value: steps}, {Key: "create", Value: creates}, {Key: "drop", Value: drops},
-		})
+		}
+		if ic := integrityChecksum(c); ic != nil {
+			// Only when declared: other files keep their checksums.
+			coll = append(coll, bson.E{Key: "integrity", Value: ic})
+		}
+		colls = append(colls, coll)
 	}
 	covered := bson.D{{Key: "version", Value: m.Version}, {Key: "collections", Value: colls}}
 	if ops := runChecksum(m); ops != nil {

@@ -1,0 +1,113 @@
+package integrity
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+// copyRule: one copied field of a copy, beside the reference at Via.
+type copyRule struct {
+	coll  string
+	cp    migration.Copy
+	field migration.CopyField
+	to    string
+	file  string
+}
+
+func (r *copyRule) info() RuleResult {
+	return RuleResult{Rule: fmt.Sprintf("%s.%s = %s.%s (%s)", r.coll, join(r.cp.Base(), r.field.Path), r.to, r.field.From, r.cp.Mode),
+		Kind: KindCopy, Collection: r.coll, File: r.file}
+}
+
+func (r *copyRule) projection() bson.D {
+	if r.cp.Base() == "" {
+		return bson.D{{Key: r.cp.Via, Value: 1}, {Key: r.field.Path, Value: 1}}
+	}
+	top, _, _ := strings.Cut(r.cp.Base(), ".")
+	return bson.D{{Key: top, Value: 1}}
+}
+
+// scan reads the documents in batches and fetches each batch's sources
+// with one $in query.
+func (r *copyRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func(Finding)) (int64, string, error) {
+	n, err := c.batches(ctx, r.coll, filter, r.projection(), func(docs []bson.Raw) error {
+		var ids []bson.RawValue
+		for _, d := range docs {
+			for _, b := range bases(d, r.cp.Base()) {
+				if v, ok := lookup(b.doc, r.cp.Key()); ok && v.Type != bson.TypeNull {
+					ids = append(ids, v)
+				}
+			}
+		}
+		src, err := c.fetch(ctx, r.to, distinct(ids), bson.D{{Key: r.field.From, Value: 1}})
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			for _, b := range bases(d, r.cp.Base()) {
+				ref, ok := lookup(b.doc, r.cp.Key())
+				if !ok {
+					continue
+				}
+				s, found := src[key(ref)]
+				if !found {
+					continue // dangling: the reference rule reports it
+				}
+				if f, bad := r.compare(d, b, s); bad {
+					emit(f)
+				}
+			}
+		}
+		return nil
+	})
+	return n, MethodClient, err
+}
+
+// compare checks one copy against its source document.
+func (r *copyRule) compare(doc bson.Raw, b base, srcDoc bson.Raw) (Finding, bool) {
+	id := doc.Lookup("_id")
+	src, sok := lookup(srcDoc, r.field.From)
+	cur, cok := lookup(b.doc, r.field.Path)
+	path := join(b.at, r.field.Path)
+	f := Finding{Rule: r.info().Rule, Collection: r.coll, ID: bsonx.ExtJSONOf(id), id: id, Path: path, Stored: quote(cur, cok)}
+	if r.cp.Mode == migration.CopySnapshot {
+		switch {
+		case !cok:
+			f.Problem = ProblemMissing
+			if sok {
+				f.ExpectedType = typeClass(src.Type)
+			}
+			return f, true
+		case sok && typeClass(src.Type) != typeClass(cur.Type):
+			f.Problem, f.ExpectedType = ProblemType, typeClass(src.Type)
+			return f, true
+		}
+		return f, false
+	}
+	if sok == cok && (!sok || same(src, cur)) {
+		return f, false
+	}
+	f.Problem, f.Expected = ProblemDiffers, quote(src, sok)
+	fx := &fix{coll: r.coll, id: id, rescan: r, wrong: f.Stored, right: f.Expected}
+	if b.at != r.cp.Base() && b.at != "" {
+		// An element of an array: the write is guarded on the whole array
+		// as read, so the index still names the element checked.
+		arr, _ := lookup(doc, r.cp.Base())
+		fx.filter = bson.D{{Key: "_id", Value: id}, guard(r.cp.Base(), arr, true)}
+	} else {
+		fx.filter = bson.D{{Key: "_id", Value: id}, guard(path, cur, cok)}
+	}
+	if sok {
+		fx.update = bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: src}}}}
+	} else {
+		fx.update = bson.D{{Key: "$unset", Value: bson.D{{Key: path, Value: ""}}}}
+	}
+	f.fix = fx
+	return f, true
+}

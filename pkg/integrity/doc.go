@@ -1,0 +1,25 @@
+// Package integrity checks and repairs the promises of a denormalized
+// schema that the migration files declare and no server enforces
+// (migration.Reference, Copy, Aggregate, Counter): a reference names a
+// document that exists; a mirror copy equals its source now, a snapshot
+// copy exists and keeps its source's type; an aggregate equals the count,
+// sum, min or max of its children; a counter is at or above the largest
+// value handed out.
+//
+// [Checker.Check] reads; it joins on the server where the server can
+// ($lookup for references, $group for aggregates: a server that answers
+// NotImplemented or CommandNotFound gets the client-side join instead)
+// and otherwise in batches of [Options.BatchSize] documents, each batch's
+// referenced documents fetched with one $in query, so memory is bounded by
+// the batch, not the collection.
+//
+// [Checker.Repair] writes the fixes a check found. Every write is guarded
+// on the stale value the check saw (the filter holds it), so a concurrent
+// $inc or edit is never erased: a write that matches nothing re-checks
+// the document and retries with what it finds now. A snapshot is never
+// written; a dangling reference is only removed (or its document deleted)
+// when its rule says so, after the referenced document is looked up again.
+// A repair can still race with an application write that is half done (a
+// comment inserted whose post's count is not yet incremented): the next
+// check sees that as drift, and the next repair fixes it.
+package integrity

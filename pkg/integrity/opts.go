@@ -1,0 +1,27 @@
+package integrity
+
+import (
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func findOpts(projection bson.D, batch int) *options.FindOptionsBuilder {
+	o := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(min(batch, 10000)))
+	if projection != nil {
+		o.SetProjection(projection)
+	}
+	return o
+}
+
+// distinct keeps the first of each value.
+func distinct(vals []bson.RawValue) []bson.RawValue {
+	seen := map[string]bool{}
+	var out []bson.RawValue
+	for _, v := range vals {
+		if !seen[key(v)] {
+			seen[key(v)] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

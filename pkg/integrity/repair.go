@@ -1,0 +1,164 @@
+package integrity
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/testhook"
+)
+
+// fix is the guarded write that puts one finding in line.
+type fix struct {
+	coll   string
+	id     bson.RawValue
+	filter bson.D // _id and the stale value seen
+	update bson.D // nil with del
+	del    bool
+	upsert bool
+	// precheck, when set, must say yes right before the write (a dangling
+	// reference's document is still missing).
+	precheck func(ctx context.Context, c *Checker) (bool, error)
+	// rescan re-checks the document when the guard no longer matches.
+	rescan       rule
+	wrong, right bsonx.ExtJSON
+}
+
+// Outcomes of a fix.
+const (
+	OutcomeFixed      = "fixed"
+	OutcomeWouldFix   = "would fix"
+	OutcomeInLine     = "in line now" // a concurrent write put it in line
+	OutcomeSnapshot   = "not repaired: a snapshot is never rewritten"
+	OutcomeReported   = "not repaired: onDangling is report"
+	OutcomeConflict   = "not repaired: the document kept changing; run repair again"
+	OutcomeReferenced = "not repaired: the referenced document exists now"
+)
+
+// Fix is one finding repair handled: {rule, _id, wrong, right} and what
+// happened.
+type Fix struct {
+	Rule       string        `json:"rule"`
+	Collection string        `json:"collection"`
+	ID         bsonx.ExtJSON `json:"_id"`
+	Path       string        `json:"path"`
+	Wrong      bsonx.ExtJSON `json:"wrong,omitempty"`
+	Right      bsonx.ExtJSON `json:"right,omitempty"`
+	Outcome    string        `json:"outcome"`
+}
+
+// RepairReport is the result of [Checker.Repair].
+type RepairReport struct {
+	Database string `json:"database"`
+	DryRun   bool   `json:"dryRun"`
+	// Fixed counts the writes done (or, dry, that would be done).
+	Fixed int64 `json:"fixed"`
+	// Left counts the findings left out of line (snapshots, reported
+	// references, conflicts).
+	Left  int64 `json:"left"`
+	Fixes []Fix `json:"fixes"`
+}
+
+// maxAttempts bounds the re-checks of one document a repair makes when
+// its guard keeps missing (a document written to continuously).
+const maxAttempts = 5
+
+// Repair checks every rule and writes the fixes, each guarded on the
+// value the check saw; dryRun writes nothing. It never writes a snapshot
+// copy or a reference whose rule says report.
+func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
+	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
+	for _, r := range c.rules {
+		var found []Finding
+		if _, _, err := r.scan(ctx, c, bson.D{}, func(f Finding) { found = append(found, f) }); err != nil {
+			return rep, fmt.Errorf("check %s: %w", r.info().Rule, err)
+		}
+		for _, f := range found {
+			out, err := c.repairOne(ctx, f, dryRun)
+			if err != nil {
+				return rep, fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
+			}
+			if out == OutcomeFixed || out == OutcomeWouldFix {
+				rep.Fixed++
+			} else if out != OutcomeInLine {
+				rep.Left++
+			}
+			rep.Fixes = append(rep.Fixes, Fix{Rule: f.Rule, Collection: f.Collection, ID: f.ID, Path: f.Path, Wrong: f.Stored, Right: rightOf(f), Outcome: out})
+		}
+	}
+	return rep, nil
+}
+
+func rightOf(f Finding) bsonx.ExtJSON {
+	if f.fix != nil {
+		return f.fix.right
+	}
+	return f.Expected
+}
+
+// repairOne applies f's fix; when its guard matches nothing, it re-checks
+// the document and tries what it finds now.
+func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (string, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		fx := f.fix
+		switch {
+		case fx == nil && f.Problem == ProblemDangling:
+			return OutcomeReported, nil
+		case fx == nil:
+			return OutcomeSnapshot, nil
+		case dryRun:
+			return OutcomeWouldFix, nil
+		}
+		if fx.precheck != nil {
+			ok, err := fx.precheck(ctx, c)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return OutcomeReferenced, nil
+			}
+		}
+		if h := testhook.Get(c); h != nil {
+			h("integrity.write "+f.Collection, 0, attempt)
+		}
+		done, err := fx.apply(ctx, c)
+		if err != nil || done {
+			return OutcomeFixed, err
+		}
+		now, err := c.recheck(ctx, f)
+		if err != nil || now == nil {
+			return OutcomeInLine, err
+		}
+		f = *now
+	}
+	return OutcomeConflict, nil
+}
+
+// apply sends the guarded write; false when the guard matched nothing.
+func (fx *fix) apply(ctx context.Context, c *Checker) (bool, error) {
+	coll := c.db.Collection(fx.coll)
+	if fx.del {
+		res, err := coll.DeleteOne(ctx, fx.filter)
+		return err == nil && res.DeletedCount == 1, err
+	}
+	res, err := coll.UpdateOne(ctx, fx.filter, fx.update, options.UpdateOne().SetUpsert(fx.upsert))
+	if err != nil {
+		return false, err
+	}
+	return res.MatchedCount == 1 || res.UpsertedCount == 1, nil
+}
+
+// recheck re-reads f's document for f's rule: the finding at the same
+// path (and, for a reference, the same value), or nil when it is in line.
+func (c *Checker) recheck(ctx context.Context, f Finding) (*Finding, error) {
+	var now *Finding
+	_, _, err := f.fix.rescan.scan(ctx, c, bson.D{{Key: "_id", Value: f.id}}, func(g Finding) {
+		if now == nil && g.Path == f.Path && (g.Problem != ProblemDangling || g.Stored == f.Stored) {
+			now = &g
+		}
+	})
+	return now, err
+}
