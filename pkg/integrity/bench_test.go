@@ -2,7 +2,6 @@ package integrity_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -42,8 +41,9 @@ func BenchmarkCheckMongoDB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	names := map[bool]string{false: "references/mongomig", true: "references/clientside"}
 	for _, clientOnly := range []bool{false, true} {
-		b.Run(fmt.Sprintf("check/clientSide=%v", clientOnly), func(b *testing.B) {
+		b.Run(names[clientOnly], func(b *testing.B) {
 			c, err := integrity.New(db, []*migration.Migration{m}, integrity.Options{ClientOnly: clientOnly})
 			if err != nil {
 				b.Fatal(err)
@@ -57,12 +57,16 @@ func BenchmarkCheckMongoDB(b *testing.B) {
 			b.ReportMetric(float64(comments)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 		})
 	}
-	b.Run("lookup", func(b *testing.B) {
+	// The baseline: the fastest $lookup a good engineer would write for
+	// the same rows, projecting the reference before the join (as check
+	// does) so that the join carries no comment text.
+	b.Run("references/baseline", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			cur, err := db.Collection("comments").Aggregate(ctx, mongo.Pipeline{
+				{{Key: "$project", Value: bson.D{{Key: "postId", Value: 1}}}},
 				{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "posts"}, {Key: "localField", Value: "postId"}, {Key: "foreignField", Value: "_id"}, {Key: "as", Value: "p"}}}},
 				{{Key: "$match", Value: bson.D{{Key: "p", Value: bson.D{{Key: "$size", Value: 0}}}}}},
-				{{Key: "$project", Value: bson.D{{Key: "postId", Value: 1}}}},
+				{{Key: "$project", Value: bson.D{{Key: "p", Value: 0}}}},
 			})
 			if err != nil {
 				b.Fatal(err)
