@@ -34,7 +34,7 @@ type scenario struct {
 	posts  int32
 	down   bool
 	acts   int
-	budget int // actions left in this phase
+	budget int   // actions left in this phase
 	focus  int32 // the post the command about to start names (0: none)
 	cmds   int
 	killAt int // command number whose start cancels the move (0: none)
