@@ -106,7 +106,15 @@ func (e *env) runDown(ctx context.Context, o downOptions) error {
 		for _, d := range a.Documents {
 			e.out.printf("  %s: %s downgraded from version %d to %d\n", d.Collection, count(d.Count, "document"), d.From, d.To)
 		}
+		for _, r := range a.Run {
+			e.out.printf("  run %d: %s\n", r.Index+1, display(r.Summary))
+		}
 		warnUnrestorable(e.out, a.Unrestorable)
+		for _, r := range a.Run {
+			if r.Unrestorable != "" {
+				e.out.warnf("%s", display(r.Unrestorable))
+			}
+		}
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
 	return nil

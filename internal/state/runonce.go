@@ -85,3 +85,23 @@ func (s *Store) ForgetRun(ctx context.Context, version int64) error {
 		return nil
 	})
 }
+
+// RunDownKey is the _id of the progress of reverting operation index of
+// migration version (down): beside the operation's own, and removed with
+// it by [Store.ForgetRun].
+func RunDownKey(version int64, index int) string { return RunKey(version, index) + "$down" }
+
+// RunDownProgressOf reads the progress of reverting operation index of
+// migration version: a new one (Pass 0) when none was stored.
+func (s *Store) RunDownProgressOf(ctx context.Context, version int64, index int, kind string) (RunProgress, error) {
+	key := RunDownKey(version, index)
+	cp := RunProgress{}
+	err := s.c.FindOne(ctx, byID(key)).Decode(&cp)
+	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return cp, fmt.Errorf("read the progress of reverting run operation %d of migration %d: %w", index+1, version, err)
+	}
+	if err != nil {
+		return RunProgress{ID: key, Version: version, Index: index, Kind: kind}, nil
+	}
+	return cp, nil
+}

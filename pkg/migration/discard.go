@@ -74,10 +74,13 @@ func Discards(m *Migration) []Discard {
 // KeptElsewhere reports whether a step of m that runs before step (an
 // index into coll's upgrade) keeps the data at path elsewhere: a copy or
 // rename of path or of a field containing it. It is the one place that
-// decides, for lint, the dry run, up and the backfill: a step that moves
-// data another way (a run-once copy, an extract of an embedded array) is
-// recognised by adding its case here.
+// decides, for lint, the dry run, up and the backfill. A run-once extract
+// of the array at path (or of one containing it) keeps it too: up runs it
+// before any document is upgraded, and down embeds it back ([keptByRun]).
 func KeptElsewhere(m *Migration, coll string, step int, path string) (Keeper, bool) {
+	if k, ok := keptByRun(m, coll, path); ok {
+		return k, true
+	}
 	c := m.Collection(coll)
 	if c == nil {
 		return Keeper{}, false

@@ -43,4 +43,24 @@
 //     nothing; an element appended after that stays embedded, and a reader
 //     of the new release reads both (the embedded remainder and the
 //     children, by [ChildID] without duplicates): docs/file-format.md.
+//
+// Down re-embeds ([Revert]: extract's inverse, its progress stored beside
+// the operation's under "$run$<version>$<index>$down"):
+//
+//  8. A parent's array is set to the elements it holds plus each of its
+//     children (the documents of To whose ref names it) it does not hold
+//     yet, in the children's _id order, by one update filtered on the
+//     array exactly as read (rule 5's guard); with keep: {count: F}, F is
+//     decremented in that update by the elements it adds (rule 6's
+//     inverse). A child is held when an element of the array has the
+//     child's _id by [ChildID] (its element's _id, or its hash and rank
+//     among equal elements), so a child embedded by a down that stopped
+//     before deleting it is not embedded twice.
+//  9. The children are deleted only after that update matched (or found
+//     them all held): a child is never deleted before its parent holds
+//     it, and is never embedded twice.
+//  10. The revert is finished when a whole pass over the children embedded
+//     and deleted nothing; children whose parent does not exist stay where
+//     they are, counted in the result. Only then is the operation's
+//     progress forgotten (state.ForgetRun), so a later up runs it again.
 package reshape

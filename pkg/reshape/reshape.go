@@ -55,6 +55,9 @@ type OpResult struct {
 	Documents int64 `json:"documents"`
 	// Skipped: the operation had finished in an earlier run.
 	Skipped bool `json:"skipped,omitempty"`
+	// Unrestorable (a revert by down) says in a line what the operation
+	// destroyed that down cannot bring back (a dropped collection).
+	Unrestorable string `json:"unrestorable,omitempty"`
 }
 
 // Run applies m's run-once operations in order, each once: an operation

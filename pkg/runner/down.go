@@ -264,6 +264,9 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err := r.downgradeLate(ctx, m, t.downs, &a); err != nil {
 		return a, err
 	}
+	if err := r.revertRunOnce(ctx, m, &a); err != nil {
+		return a, err
+	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
 	for _, c := range t.cmds {

@@ -137,6 +137,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 		for _, d := range lostData(m) {
 			p.Notes = append(p.Notes, lostNote(d))
 		}
+		p.Notes = append(p.Notes, runOnceNotes(m)...)
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}

@@ -32,7 +32,8 @@ type Applied struct {
 	// Unrestorable lists the reverted upgrade's steps that discarded
 	// stored data down cannot bring back (Down only; discards.go).
 	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
-	// Run is what the migration's run-once operations did (Up only).
+	// Run is what the migration's run-once operations did (Up), or what
+	// reverting them did (Down).
 	Run []reshape.OpResult `json:"run,omitempty"`
 }
 
