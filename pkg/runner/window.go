@@ -237,14 +237,6 @@ func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEn
 	return cmds, nil
 }
 
-func maxApplied(applied map[int64]LedgerEntry) int64 {
-	var m int64
-	for v := range applied {
-		m = max(m, v)
-	}
-	return m
-}
-
 // markTightened records that coll's window was closed.
 func (r *Runner) markTightened(ctx context.Context, coll string) error {
 	return r.state.MarkTightened(ctx, coll)
