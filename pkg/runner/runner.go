@@ -13,6 +13,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/ledger"
 	"github.com/mongomig/mongomig/internal/state"
+	"github.com/mongomig/mongomig/internal/window"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -27,6 +28,7 @@ type Runner struct {
 	registry   *version.Registry
 	state      *state.Store
 	ledger     *ledger.Store
+	window     *window.Set
 	// hook, set only by tests (export_test.go), runs at points of a run so
 	// a test process can kill itself there.
 	hook func(point string, version int64, i int)
@@ -70,7 +72,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 		}
 		cfg.versionField = reg.Field()
 	}
-	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db), ledger: ledger.New(db, cfg.ledger)}, nil
+	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db), ledger: ledger.New(db, cfg.ledger), window: window.New(ms, reg)}, nil
 }
 
 // InvalidFilesError is returned by [New] for a migration directory with

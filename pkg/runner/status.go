@@ -298,7 +298,7 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 				cs.Window = "closed"
 			} else {
 				for _, b := range slices.Backward(r.versionSchemas(name, top)) {
-					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.version, SchemaFrom: b.from, Unchecked: b.validator == nil})
+					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.Version, SchemaFrom: b.From, Unchecked: b.Validator == nil})
 				}
 			}
 		}
