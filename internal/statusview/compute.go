@@ -3,6 +3,7 @@ package statusview
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/ledger"
@@ -158,4 +159,50 @@ func countIf(counted bool, n int64) int64 {
 		return n
 	}
 	return 0
+}
+
+// Migrations lists every migration of migrations and every entry of the ledger
+// whose file is gone, in version order, each with its state against the
+// ledger (pending, applied, drifted, missing); current is the highest
+// version applied, latest the highest of the files.
+func Migrations(migrations []*migration.Migration, entries map[int64]ledger.Entry) (list []MigrationStatus, current, latest int64) {
+	list = []MigrationStatus{}
+	files := map[int64]bool{}
+	for _, m := range migrations {
+		files[m.Version] = true
+		ms := MigrationStatus{Version: m.Version, Name: m.Name, File: m.File, State: StatePending, Checksum: m.Checksum}
+		if e, ok := entries[m.Version]; ok {
+			at := e.AppliedAt
+			ms.AppliedAt, ms.AppliedBy, ms.LedgerChecksum = &at, e.AppliedBy.Host, e.Checksum
+			ms.State = StateApplied
+			if !ledger.SameSchema(e, m) {
+				ms.State = StateDrifted
+			}
+		}
+		list = append(list, ms)
+		latest = max(latest, m.Version)
+	}
+	for v, e := range entries {
+		if !files[v] {
+			at := e.AppliedAt
+			list = append(list, MigrationStatus{Version: v, Name: e.Name, File: e.File, State: StateMissing, LedgerChecksum: e.Checksum, AppliedAt: &at, AppliedBy: e.AppliedBy.Host})
+		}
+		current = max(current, v)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Version < list[j].Version })
+	return list, current, latest
+}
+
+// Counts counts the pending and the drifted (or missing) migrations of
+// list.
+func Counts(list []MigrationStatus) (pending, drifted int) {
+	for _, m := range list {
+		switch m.State {
+		case StatePending:
+			pending++
+		case StateDrifted, StateMissing:
+			drifted++
+		}
+	}
+	return pending, drifted
 }

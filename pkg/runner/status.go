@@ -95,37 +95,8 @@ func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, err
 		return nil, err
 	}
 	st := &Status{applied: ledger, Migrations: []MigrationStatus{}, Collections: []CollectionStatus{}}
-	files := map[int64]bool{}
-	for _, m := range r.migrations {
-		files[m.Version] = true
-		ms := MigrationStatus{Version: m.Version, Name: m.Name, File: m.File, State: StatePending, Checksum: m.Checksum}
-		if e, ok := ledger[m.Version]; ok {
-			at := e.AppliedAt
-			ms.AppliedAt, ms.AppliedBy, ms.LedgerChecksum = &at, e.AppliedBy.Host, e.Checksum
-			ms.State = StateApplied
-			if !sameSchema(e, m) {
-				ms.State = StateDrifted
-			}
-		}
-		st.Migrations = append(st.Migrations, ms)
-		st.Latest = max(st.Latest, m.Version)
-	}
-	for v, e := range ledger {
-		if !files[v] {
-			at := e.AppliedAt
-			st.Migrations = append(st.Migrations, MigrationStatus{Version: v, Name: e.Name, File: e.File, State: StateMissing, LedgerChecksum: e.Checksum, AppliedAt: &at, AppliedBy: e.AppliedBy.Host})
-		}
-		st.Current = max(st.Current, v)
-	}
-	sort.Slice(st.Migrations, func(i, j int) bool { return st.Migrations[i].Version < st.Migrations[j].Version })
-	for _, m := range st.Migrations {
-		switch m.State {
-		case StatePending:
-			st.Pending++
-		case StateDrifted, StateMissing:
-			st.Drifted++
-		}
-	}
+	st.Migrations, st.Current, st.Latest = statusview.Migrations(r.migrations, ledger)
+	st.Pending, st.Drifted = statusview.Counts(st.Migrations)
 	if withCollections {
 		if st.Collections, err = r.collectionStatus(ctx, ledger, true); err != nil {
 			return nil, err
