@@ -1,7 +1,9 @@
 // Package downgrade rewrites the documents of a collection at one version
 // with the version registry's downgrade: the document pass of `down`.
 // pkg/runner decides what to downgrade (the checks, the validator window,
-// the ledger) and calls [Documents] under the migration lock.
+// the ledger) and calls [Documents] under the migration lock; what a
+// revert reports of its documents (DocumentChange, DowngradedDocuments,
+// DowngradeError) is here too.
 //
 // Invariants: every write is a guarded delta
 // ([version.Registry.DowngradeDeltaFor]: the fields the downgrade writes

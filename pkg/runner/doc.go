@@ -15,8 +15,10 @@
 // succeeded; [Runner.Plan] and [Runner.PlanDown] say what they would send;
 // [Runner.Status] compares the ledger with the files and the server;
 // [Runner.Pending] lists what Up would apply; [Runner.Unlock] removes a
-// stale lock. The runner owns the ledger and the validator window and is
-// the only package that sends collMod, createIndexes and dropIndexes.
+// stale lock. The runner decides what the ledger records and which
+// validator window is sent (internal/ledger and internal/window own those
+// documents and state their invariants) and is the only package that
+// sends collMod, createIndexes and dropIndexes.
 //
 // The other products take what they need from it: a *Runner is the Source
 // of package backfill (which upgrades the documents nobody reads), and

@@ -24,20 +24,6 @@ var ErrNothingToRevert = errors.New("nothing to revert")
 // interrupted server-side backfill.
 var ErrPartway = errors.New("documents partway through a backfill")
 
-// DowngradeError is a revert refused before anything changed because
-// documents are at a version the migration cannot take them back from.
-type DowngradeError struct {
-	File       string
-	Collection string
-	Version    int64
-	Count      int64
-}
-
-func (e *DowngradeError) Error() string {
-	return fmt.Sprintf("cannot revert %s: %d %s documents are at version %d or above and the migration declares no downgrade for %s; add `downgrade:` steps to the file (allowed after applying: downgrades are not checksummed), or upgrade the code instead of reverting the schema; nothing was changed",
-		e.File, e.Count, e.Collection, e.Version, e.Collection)
-}
-
 // Down reverts the last applied migration.
 func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
 	st, err := r.status(ctx, false)
@@ -245,7 +231,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 			if err != nil {
 				left = max(d.count-n, 0)
 			}
-			downgraded = append(downgraded, DowngradeCount{DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n}, left})
+			downgraded = append(downgraded, DowngradeCount{DocumentChange: DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n}, Left: left})
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -3,49 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
+	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
-
-// DowngradedDocuments are the documents a revert stopped by an
-// interruption had already downgraded, per collection: its migration
-// stays recorded as applied while they are at the earlier version, and the
-// next down continues with the documents left (it reads only those still
-// at the migration's version).
-type DowngradedDocuments struct {
-	File        string
-	Version     int64
-	Collections []DowngradeCount
-	// Finished: every collection's pass ended; it stopped reverting the
-	// validators and indexes.
-	Finished bool
-}
-
-// DowngradeCount is one collection's share of [DowngradedDocuments].
-type DowngradeCount struct {
-	DocumentChange
-	// Left: documents still at From, as counted before the revert less
-	// those downgraded (0 once the collection's pass finished).
-	Left int64 `json:"left"`
-}
-
-func (d *DowngradedDocuments) String() string {
-	parts := make([]string, len(d.Collections))
-	for i, c := range d.Collections {
-		parts[i] = fmt.Sprintf("%d %s documents are already downgraded from version %d to %d (%d left at %d)", c.Count, c.Collection, c.From, c.To, c.Left, c.From)
-	}
-	if d.Finished {
-		return fmt.Sprintf("%s stopped after downgrading its documents and stays recorded as applied, but %s; the application meets them at the earlier version until the next down reverts the rest",
-			d.File, strings.Join(parts, ", "))
-	}
-	return fmt.Sprintf("%s stopped while downgrading its documents and stays recorded as applied, but %s; the application meets both versions until the next down downgrades the documents left",
-		d.File, strings.Join(parts, ", "))
-}
 
 // downgradeStop carries [DowngradedDocuments] up to [interrupted].
 type downgradeStop struct {
@@ -119,3 +83,18 @@ func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
 	r.cfg.log.Log(events.DownGuardScans{Total: n, Reason: g.Reason})
 	return nil
 }
+
+// A revert's document counts are internal/downgrade's.
+type (
+	// DocumentChange counts documents a down moved from one version to
+	// another.
+	DocumentChange = downgradewalk.DocumentChange
+	// DowngradedDocuments are the documents a revert stopped by an
+	// interruption had already downgraded, per collection.
+	DowngradedDocuments = downgradewalk.DowngradedDocuments
+	// DowngradeCount is one collection's share of [DowngradedDocuments].
+	DowngradeCount = downgradewalk.DowngradeCount
+	// DowngradeError is a revert refused before anything changed because
+	// documents are at a version the migration cannot take them back from.
+	DowngradeError = downgradewalk.DowngradeError
+)

@@ -79,20 +79,6 @@ func (r *Runner) capabilities(ctx context.Context) (*probe.Capabilities, error) 
 	return r.cfg.caps, nil
 }
 
-// sentValidator is the validator cmd sends (nil: none).
-func sentValidator(cmd Command) (bson.D, bool) {
-	if cmd.Name != "create" && cmd.Name != "collMod" {
-		return nil, false
-	}
-	for _, e := range cmd.Doc[1:] {
-		if e.Key == "validator" {
-			d, ok := e.Value.(bson.D)
-			return d, ok
-		}
-	}
-	return nil, false
-}
-
 func (r *Runner) clientSideAsked(coll string) bool { return slices.Contains(r.cfg.clientSide, coll) }
 
 // checkEnforceable refuses, with an [*UnenforceableError], the commands of

@@ -70,26 +70,19 @@ func (h *held) Fence(ctx context.Context) error {
 // it allows the write.
 func fence(ctx context.Context) error { return lease.Fence(ctx) }
 
-// fencedWrite sends write, a ledger write, under the lease the context
-// holds: where the server has transactions in one transaction with the
-// lease's token (see [lease.Held.Transact]), elsewhere after the fence.
-func fencedWrite(ctx context.Context, write func(ctx context.Context) error) error {
-	l, ok := lease.From(ctx)
-	if !ok {
-		return write(ctx)
+// TransactLedger runs a ledger write in a transaction with the lease's
+// token where the server has them (see [ledger.Transactor]), after
+// fencing the leases held with it.
+func (h *held) TransactLedger(ctx context.Context, write func(ctx context.Context) error) (bool, error) {
+	if !h.txn {
+		return false, nil
 	}
-	if h, ok := l.(*held); ok && h.txn {
-		for _, o := range h.also {
-			if err := o.Fence(ctx); err != nil {
-				return err
-			}
+	for _, o := range h.also {
+		if err := o.Fence(ctx); err != nil {
+			return true, err
 		}
-		return h.Transact(ctx, write)
 	}
-	if err := l.Fence(ctx); err != nil {
-		return err
-	}
-	return write(ctx)
+	return true, h.Transact(ctx, write)
 }
 
 // serverTime asks the server for its clock (see [lease.ServerTime]).

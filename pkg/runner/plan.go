@@ -103,9 +103,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 func (r *Runner) uncheckedNotes(m *migration.Migration, coll string) []string {
 	var notes []string
 	for _, b := range r.versionSchemas(coll, m.Version) {
-		if b.validator == nil {
+		if b.Validator == nil {
 			notes = append(notes, fmt.Sprintf("%s: %s: the validator window lets documents at version %d pass unchecked: no migration declares a schema for that version (status shows it as v%d: unchecked while the window is open)",
-				m.File, coll, b.version, b.version))
+				m.File, coll, b.Version, b.Version))
 		}
 	}
 	return notes

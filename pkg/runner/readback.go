@@ -54,21 +54,6 @@ func (r *Runner) heldFilter(ctx context.Context, filter bson.D) (map[string]serv
 	return out, nil
 }
 
-// setsValidatorOptions reports whether c is a create or collMod that sets
-// a validator, validationLevel or validationAction.
-func setsValidatorOptions(c Command) bool {
-	if c.Name != "create" && c.Name != "collMod" {
-		return false
-	}
-	for _, e := range c.Doc[1:] {
-		switch e.Key {
-		case "validator", "validationLevel", "validationAction":
-			return true
-		}
-	}
-	return false
-}
-
 // readBack checks that the server holds what c, just accepted, sent. When
 // it holds something else, a create is followed by a collMod with the
 // same options; a validator the server still does not hold is reported

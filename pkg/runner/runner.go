@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"os/user"
 	"slices"
 	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
+	"github.com/mongomig/mongomig/internal/ledger"
 	"github.com/mongomig/mongomig/internal/state"
+	"github.com/mongomig/mongomig/internal/window"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -30,6 +27,8 @@ type Runner struct {
 	migrations []*migration.Migration
 	registry   *version.Registry
 	state      *state.Store
+	ledger     *ledger.Store
+	window     *window.Set
 	// hook, set only by tests (export_test.go), runs at points of a run so
 	// a test process can kill itself there.
 	hook func(point string, version int64, i int)
@@ -73,7 +72,7 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 		}
 		cfg.versionField = reg.Field()
 	}
-	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db)}, nil
+	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db), ledger: ledger.New(db, cfg.ledger), window: window.New(ms, reg)}, nil
 }
 
 // InvalidFilesError is returned by [New] for a migration directory with
@@ -126,94 +125,34 @@ func (r *Runner) Logger() events.Logger { return r.cfg.log }
 // Registry is the version registry built from the same files.
 func (r *Runner) Registry() *version.Registry { return r.registry }
 
-// LedgerEntry is the ledger's record of one applied migration.
-type LedgerEntry struct {
-	Version  int64  `bson:"_id" json:"version"`
-	Name     string `bson:"name" json:"name"`
-	File     string `bson:"file" json:"file"`
-	Checksum string `bson:"checksum" json:"checksum"`
-	// SchemaChecksum covers only what up sends and how documents are
-	// upgraded (see migration.SchemaChecksum); empty in entries older than it.
-	SchemaChecksum string    `bson:"schemaChecksum,omitempty" json:"schemaChecksum,omitempty"`
-	AppliedAt      time.Time `bson:"appliedAt" json:"appliedAt"`
-	DurationMS     int64     `bson:"durationMs" json:"durationMs"`
-	AppliedBy      AppliedBy `bson:"appliedBy" json:"appliedBy"`
-	ToolVersion    string    `bson:"toolVersion" json:"toolVersion"`
-	// ClientSideValidators lists the collections whose validator the server
-	// refused: mongomig enforces them client-side only.
-	ClientSideValidators []string `bson:"clientSideValidators,omitempty" json:"clientSideValidators,omitempty"`
-	// Marked: recorded by a mark, not by up (see Runner.Mark).
-	Marked *Mark `bson:"marked,omitempty" json:"marked,omitempty"`
-}
-
-// AppliedBy identifies who applied a migration.
-type AppliedBy struct {
-	Host  string `bson:"host" json:"host"`
-	User  string `bson:"user" json:"user"`
-	PID   int    `bson:"pid" json:"pid"`
-	Owner string `bson:"owner" json:"owner"`
-}
-
-func (r *Runner) ledger() *mongo.Collection {
-	// Majority write concern: a recorded migration survives a failover.
-	// Servers without replication accept and ignore it.
-	return r.db.Collection(r.cfg.ledger, options.Collection().SetWriteConcern(writeconcern.Majority()))
-}
+// The ledger and its marks log are internal/ledger's (its doc comment
+// states their invariants); the runner decides when a migration is
+// recorded or forgotten, under the migration lock.
+type (
+	// LedgerEntry is the ledger's record of one applied migration.
+	LedgerEntry = ledger.Entry
+	// AppliedBy identifies who applied a migration.
+	AppliedBy = ledger.AppliedBy
+)
 
 // readLedger returns the applied migrations by version.
 func (r *Runner) readLedger(ctx context.Context) (map[int64]LedgerEntry, error) {
-	cur, err := r.ledger().Find(ctx, bson.D{})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger %s: %w", r.cfg.ledger, err)
-	}
-	var entries []LedgerEntry
-	if err := cur.All(ctx, &entries); err != nil {
-		return nil, fmt.Errorf("read ledger %s: %w (was the collection edited by hand?)", r.cfg.ledger, err)
-	}
-	out := make(map[int64]LedgerEntry, len(entries))
-	for _, e := range entries {
-		out[e.Version] = e
-	}
-	return out, nil
+	return r.ledger.Read(ctx)
 }
 
 func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.Duration, clientSide []string) error {
-	host, _ := os.Hostname()
-	who := ""
-	if u, err := user.Current(); err == nil {
-		who = u.Username
-	}
-	now, err := serverTime(ctx, r.db)
-	if err != nil {
-		now = time.Now()
-	}
+	who := ledger.Who(r.cfg.owner)
 	e := LedgerEntry{
 		Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: migration.SchemaChecksum(m),
-		AppliedAt: now, DurationMS: took.Milliseconds(),
-		AppliedBy:   AppliedBy{Host: host, User: who, PID: os.Getpid(), Owner: r.cfg.owner},
-		ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,
+		AppliedAt: ledger.Now(ctx, r.db), DurationMS: took.Milliseconds(),
+		AppliedBy: who, ToolVersion: r.cfg.toolVersion, ClientSideValidators: clientSide,
 	}
-	if err := fencedWrite(ctx, func(ctx context.Context) error {
-		_, err := r.ledger().InsertOne(ctx, e)
-		return err
-	}); err != nil {
-		if errors.Is(err, ErrLockLost) {
-			return fmt.Errorf("record %s: %w", m.File, err)
-		}
-		if mongo.IsDuplicateKeyError(err) {
-			return fmt.Errorf("record %s in the ledger: another process recorded it while this one applied it (the lock was lost?): %w", m.File, err)
-		}
-		return fmt.Errorf("record %s in the ledger: %w; its changes are applied, so run `mongomig up` again to record it", m.File, err)
-	}
-	return nil
+	return r.ledger.Record(ctx, e)
 }
 
-func (r *Runner) forget(ctx context.Context, v int64) error {
-	if err := fencedWrite(ctx, func(ctx context.Context) error {
-		_, err := r.ledger().DeleteOne(ctx, bson.D{{Key: "_id", Value: v}})
-		return err
-	}); err != nil {
-		return fmt.Errorf("remove migration %d from the ledger: %w", v, err)
-	}
-	return nil
-}
+func (r *Runner) forget(ctx context.Context, v int64) error { return r.ledger.Forget(ctx, v) }
+
+var (
+	sameSchema = ledger.SameSchema
+	maxApplied = ledger.MaxApplied
+)

@@ -6,101 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
-	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/internal/statusview"
 	"github.com/mongomig/mongomig/pkg/version"
 )
-
-// Migration states in a [Status].
-const (
-	StateApplied = "applied"
-	StatePending = "pending"
-	StateDrifted = "drifted" // applied, but the file changed since
-	StateMissing = "missing" // applied, but the file is gone
-)
-
-// MigrationStatus is one migration's state.
-type MigrationStatus struct {
-	Version        int64      `json:"version"`
-	Name           string     `json:"name"`
-	File           string     `json:"file"`
-	State          string     `json:"state"`
-	Checksum       string     `json:"checksum,omitempty"`
-	LedgerChecksum string     `json:"ledgerChecksum,omitempty"`
-	AppliedAt      *time.Time `json:"appliedAt,omitempty"`
-	AppliedBy      string     `json:"appliedBy,omitempty"`
-	Marked         *Mark      `json:"marked,omitempty"` // recorded applied by a mark (see Runner.Mark)
-}
-
-// VersionCount is how many documents sit at one document version.
-type VersionCount = bsonx.VersionCount
-
-// CollectionStatus is one collection's schema state.
-type CollectionStatus struct {
-	Name string `json:"name"`
-	// ValidatorFrom is the applied migration whose validator is in force
-	// (0: none declared yet).
-	ValidatorFrom int64 `json:"validatorFrom"`
-	// Enforcement is "server", "client-side only" or "none" (the
-	// Enforcement constants): "server" only when listCollections shows
-	// the validator the applied migrations declare, else "absent from the
-	// server" or "differs on the server", with EnforcementNote saying
-	// what the server holds.
-	Enforcement     string `json:"enforcement"`
-	EnforcementNote string `json:"enforcementNote,omitempty"`
-	Level           string `json:"validationLevel,omitempty"`
-	Action          string `json:"validationAction,omitempty"`
-	// CurrentVersion is the document version the applied migrations
-	// upgrade to; TargetVersion the one all files upgrade to.
-	CurrentVersion int64          `json:"currentVersion"`
-	TargetVersion  int64          `json:"targetVersion"`
-	Documents      []VersionCount `json:"documents"`
-	// Window is "open" while the validator also accepts documents below
-	// CurrentVersion, "closed" once a backfill proved none remain and up
-	// tightened it, "" when the collection has no versioned validator.
-	Window string `json:"window,omitempty"`
-	// WindowBranches says, while the window is open, what each document
-	// version is checked against.
-	WindowBranches []WindowBranch `json:"windowBranches,omitempty"`
-	// AboveCurrent counts the documents above CurrentVersion (with
-	// StatusOptions.Counts; with Check alone, 1 when there is any): a
-	// release newer than the applied migrations wrote them, or a backfill
-	// ran past a down. A release running the applied files cannot read
-	// them (version.TooNewError).
-	AboveCurrent int64 `json:"aboveCurrent,omitempty"`
-	// LevelFrom and ActionFrom are the applied migrations that declared
-	// the level and action (0: none does, the collection keeps the
-	// server's setting; see settings.go).
-	LevelFrom  int64 `json:"validationLevelFrom,omitempty"`
-	ActionFrom int64 `json:"validationActionFrom,omitempty"`
-	// Backfill is the backfill's checkpoint (nil: none ran).
-	Backfill *BackfillStatus `json:"backfill,omitempty"`
-	// NextUp says what the next `up` does to the collection ("": nothing).
-	NextUp string `json:"nextUp,omitempty"`
-	// Anomalies are documents that should not be there (with Counts, or
-	// found with Check).
-	Anomalies []Anomaly `json:"anomalies,omitempty"`
-	// ServerDrift lists how the server differs from what the applied
-	// migrations declare.
-	ServerDrift []ServerDifference `json:"serverDrift,omitempty"`
-}
-
-// WindowBranch is one branch of an open validator window: documents at
-// Version are checked against the validator of migration SchemaFrom (0:
-// no migration describes that version, so they pass unchecked).
-type WindowBranch struct {
-	Version    int64 `json:"version"`
-	SchemaFrom int64 `json:"schemaFrom"`
-	// Unchecked: no migration declares a schema for Version (SchemaFrom
-	// is 0), so its documents pass the window unchecked.
-	Unchecked bool `json:"unchecked,omitempty"`
-}
 
 // Status is the state of the database against the migration files.
 type Status struct {
@@ -181,37 +95,8 @@ func (r *Runner) status(ctx context.Context, withCollections bool) (*Status, err
 		return nil, err
 	}
 	st := &Status{applied: ledger, Migrations: []MigrationStatus{}, Collections: []CollectionStatus{}}
-	files := map[int64]bool{}
-	for _, m := range r.migrations {
-		files[m.Version] = true
-		ms := MigrationStatus{Version: m.Version, Name: m.Name, File: m.File, State: StatePending, Checksum: m.Checksum}
-		if e, ok := ledger[m.Version]; ok {
-			at := e.AppliedAt
-			ms.AppliedAt, ms.AppliedBy, ms.LedgerChecksum = &at, e.AppliedBy.Host, e.Checksum
-			ms.State = StateApplied
-			if !sameSchema(e, m) {
-				ms.State = StateDrifted
-			}
-		}
-		st.Migrations = append(st.Migrations, ms)
-		st.Latest = max(st.Latest, m.Version)
-	}
-	for v, e := range ledger {
-		if !files[v] {
-			at := e.AppliedAt
-			st.Migrations = append(st.Migrations, MigrationStatus{Version: v, Name: e.Name, File: e.File, State: StateMissing, LedgerChecksum: e.Checksum, AppliedAt: &at, AppliedBy: e.AppliedBy.Host})
-		}
-		st.Current = max(st.Current, v)
-	}
-	sort.Slice(st.Migrations, func(i, j int) bool { return st.Migrations[i].Version < st.Migrations[j].Version })
-	for _, m := range st.Migrations {
-		switch m.State {
-		case StatePending:
-			st.Pending++
-		case StateDrifted, StateMissing:
-			st.Drifted++
-		}
-	}
+	st.Migrations, st.Current, st.Latest = statusview.Migrations(r.migrations, ledger)
+	st.Pending, st.Drifted = statusview.Counts(st.Migrations)
 	if withCollections {
 		if st.Collections, err = r.collectionStatus(ctx, ledger, true); err != nil {
 			return nil, err
@@ -238,39 +123,7 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 	}
 	out := make([]CollectionStatus, 0, len(sorted))
 	for _, name := range sorted {
-		cs := CollectionStatus{Name: name, Enforcement: "none", TargetVersion: r.registry.Current(name)}
-		for _, m := range r.migrations {
-			e, applied := ledger[m.Version]
-			c := m.Collection(name)
-			if !applied || c == nil {
-				continue
-			}
-			if c.Validator != nil {
-				cs.ValidatorFrom = m.Version
-				cs.Enforcement = "server"
-				for _, cso := range e.ClientSideValidators {
-					if cso == name {
-						cs.Enforcement = "client-side only"
-					}
-				}
-			}
-			if c.ValidationLevel != "" {
-				cs.Level = string(c.ValidationLevel)
-			}
-			if c.ValidationAction != "" {
-				cs.Action = string(c.ValidationAction)
-			}
-			if len(c.Upgrade) > 0 {
-				cs.CurrentVersion = m.Version
-			}
-		}
-		if cs.ValidatorFrom != 0 {
-			// What the server holds: a migration that leaves them out
-			// keeps the previous ones, and a new validator gets MongoDB's
-			// defaults (as reports say).
-			cs.Level = string(bsonx.OrDefault(migration.Level(cs.Level), migration.LevelStrict))
-			cs.Action = string(bsonx.OrDefault(migration.Action(cs.Action), migration.ActionError))
-		}
+		cs := statusview.Declared(name, r.migrations, ledger, r.registry.Current(name))
 		if cs.Enforcement == EnforcementServer {
 			top := maxApplied(ledger)
 			serverEnforcement(&cs, held[name], r.windowAt(name, top), r.plainAt(name, top))
@@ -298,7 +151,7 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 				cs.Window = "closed"
 			} else {
 				for _, b := range slices.Backward(r.versionSchemas(name, top)) {
-					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.version, SchemaFrom: b.from, Unchecked: b.validator == nil})
+					cs.WindowBranches = append(cs.WindowBranches, WindowBranch{Version: b.Version, SchemaFrom: b.From, Unchecked: b.Validator == nil})
 				}
 			}
 		}
@@ -373,3 +226,34 @@ func (r *Runner) findAboveCurrent(ctx context.Context, colls []CollectionStatus)
 	}
 	return nil
 }
+
+// Status's rows are internal/statusview's.
+type (
+	// MigrationStatus is one migration's state.
+	MigrationStatus = statusview.MigrationStatus
+	// CollectionStatus is one collection's schema state.
+	CollectionStatus = statusview.CollectionStatus
+	// WindowBranch is one branch of an open validator window.
+	WindowBranch = statusview.WindowBranch
+	// BackfillStatus is a collection's backfill as its checkpoint records it.
+	BackfillStatus = statusview.BackfillStatus
+	// Anomaly is documents of a collection that should not be there.
+	Anomaly = statusview.Anomaly
+	// VersionCount is how many documents sit at one document version.
+	VersionCount = bsonx.VersionCount
+)
+
+// Migration states in a [Status].
+const (
+	StateApplied = statusview.StateApplied
+	StatePending = statusview.StatePending
+	StateDrifted = statusview.StateDrifted // applied, but the file changed since
+	StateMissing = statusview.StateMissing // applied, but the file is gone
+)
+
+// Anomaly kinds (see [Anomaly]).
+const (
+	AnomalyAboveCurrent   = statusview.AnomalyAboveCurrent
+	AnomalyBelowClosed    = statusview.AnomalyBelowClosed
+	AnomalyUnknownVersion = statusview.AnomalyUnknownVersion
+)

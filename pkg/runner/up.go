@@ -54,14 +54,6 @@ type Tightening struct {
 	ClientSideValidators []string        `json:"clientSideValidators,omitempty"`
 }
 
-// DocumentChange counts documents a down moved from one version to another.
-type DocumentChange struct {
-	Collection string `json:"collection"`
-	From       int64  `json:"from"`
-	To         int64  `json:"to"`
-	Count      int64  `json:"count"`
-}
-
 // DriftError lists applied migrations whose file changed or disappeared.
 type DriftError struct {
 	Drifted []MigrationStatus

@@ -1,36 +1,10 @@
 package runner
 
-// The validator window. This file owns it: which validator `up` and `down`
-// send for a collection whose documents carry versions, and when the
-// window may close. (The backfill's walk sets the checkpoint's proven
-// flag; everything else about the window is here.)
-//
-// Invariants:
-//
-//  1. Each branch checks its own version. While the window is open the
-//     validator on the server is {$or: [branch(k) for each document
-//     version k]}, and branch(k) accepts a document whose version field is
-//     k (version.Registry.VersionIs: missing, null or 0 for k = 0; never an
-//     array holding k) only if it satisfies S(k), the schema
-//     in force while k was current: the last validator declared for the
-//     collection by a migration numbered below the next document version
-//     (for the current version: up to the migration applied). A version no
-//     migration describes (no validator declared yet) passes unchecked; a
-//     version that is no document version of the collection matches no
-//     branch and is rejected.
-//  2. The window closes (the plain S(cv) is sent) only under the migration
-//     lock, and only right after a fresh proof: a query, limit 1, for a
-//     document whose version is not cv, found none. The backfill
-//     checkpoint's proven flag only says that a proof is worth trying.
-//  3. Whatever may make older documents exist again reopens the window:
-//     sending a window (up of a migration that changes the document
-//     version, down) clears the checkpoint's proven and tightened flags and
-//     increments its generation (internal/state), so a later `up` closes it
-//     again only after a new backfill and a new proof, and a backfill's
-//     proof computed before the reopen is never recorded.
-//  4. Only this file writes the window's flags (tightened, generation);
-//     the backfill writes progress and a proof conditional on the
-//     generation it read.
+// The validator window: internal/window computes it and states its
+// invariants; this file decides which validator `up` and `down` send for
+// a collection whose documents carry versions, proves, closes and reopens
+// it under the migration lock. (The backfill's walk sets the checkpoint's
+// proven flag; internal/state stores the window's flags.)
 
 import (
 	"context"
@@ -44,86 +18,31 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/window"
 )
 
 // docVersionAt is the document version of coll once migration v is
-// applied: the last migration up to v that declares an upgrade for it.
-func (r *Runner) docVersionAt(coll string, v int64) int64 {
-	if r.registry.Current(coll) <= v {
-		return r.registry.Current(coll)
-	}
-	return r.registry.Previous(coll, v+1)
-}
-
-// versionSchema is one branch of a window: document version k and the
-// schema in force while k was current (nil: none was declared).
-type versionSchema struct {
-	version   int64
-	validator bson.D
-	from      int64 // the migration that declared validator
-}
+// applied.
+func (r *Runner) docVersionAt(coll string, v int64) int64 { return r.window.DocVersionAt(coll, v) }
 
 // versionSchemas lists, oldest first, every document version of coll as of
 // migration at, each with the schema in force while it was current.
-func (r *Runner) versionSchemas(coll string, at int64) []versionSchema {
-	out := []versionSchema{{version: 0}}
-	var cur bson.D
-	var from int64
-	for _, m := range r.migrations {
-		if m.Version > at {
-			break
-		}
-		c := m.Collection(coll)
-		if c == nil {
-			continue
-		}
-		if len(c.Upgrade) > 0 {
-			// A new version starts; the previous one keeps the schema it had.
-			out = append(out, versionSchema{version: m.Version, validator: cur, from: from})
-		}
-		if c.Validator != nil {
-			cur, from = c.Validator, m.Version
-			out[len(out)-1].validator, out[len(out)-1].from = cur, from
-		}
-	}
-	return out
+func (r *Runner) versionSchemas(coll string, at int64) []window.Branch {
+	return r.window.Branches(coll, at)
 }
 
 // windowAt is the validator coll has once migration at is applied, with
-// the window open: the plain schema when its documents carry no version
-// (no upgrade yet), nil when no validator was ever declared.
-func (r *Runner) windowAt(coll string, at int64) bson.D {
-	vs := r.versionSchemas(coll, at)
-	if len(vs) == 1 {
-		return vs[0].validator
-	}
-	var branches bson.A
-	described := false
-	for i := len(vs) - 1; i >= 0; i-- {
-		cond := r.registry.VersionIs(vs[i].version)
-		if vs[i].validator != nil {
-			described = true
-			cond = bson.D{{Key: "$and", Value: bson.A{cond, vs[i].validator}}}
-		}
-		branches = append(branches, cond)
-	}
-	if !described {
-		return nil
-	}
-	return bson.D{{Key: "$or", Value: branches}}
-}
+// the window open (see [window.Set.At]).
+func (r *Runner) windowAt(coll string, at int64) bson.D { return r.window.At(coll, at) }
 
 // plainAt is the validator of coll's current document version as of
 // migration at, without the window (what tightening sends).
-func (r *Runner) plainAt(coll string, at int64) bson.D {
-	vs := r.versionSchemas(coll, at)
-	return vs[len(vs)-1].validator
-}
+func (r *Runner) plainAt(coll string, at int64) bson.D { return r.window.Plain(coll, at) }
 
 // windowFor returns the validator to send for coll when applying
 // migration v, and whether it is the (open) window: the plain schema only
 // when a backfill proved, and a fresh query confirms, that no document is
-// at another version than the current one (invariant 2).
+// at another version than the current one (internal/window, invariant 2).
 func (r *Runner) windowFor(ctx context.Context, coll string, v int64) (validator bson.D, open bool, err error) {
 	cv := r.docVersionAt(coll, v)
 	w := r.windowAt(coll, v)
@@ -167,8 +86,8 @@ func (r *Runner) otherVersionRemains(ctx context.Context, coll string, cv int64)
 // server applied it: an old release's insert in between was accepted. So
 // the proof runs again now that the server refuses such writes; a
 // document it finds means the window is sent again and recorded open
-// (invariant 2: the window stays closed only after a proof that follows
-// the collMod). It returns the commands it sent.
+// (window invariant 2: the window stays closed only after a proof that
+// follows the collMod). It returns the commands it sent.
 func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([]CommandResult, []string, error) {
 	var results []CommandResult
 	var clientSide []string
@@ -237,22 +156,15 @@ func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEn
 	return cmds, nil
 }
 
-func maxApplied(applied map[int64]LedgerEntry) int64 {
-	var m int64
-	for v := range applied {
-		m = max(m, v)
-	}
-	return m
-}
-
 // markTightened records that coll's window was closed.
 func (r *Runner) markTightened(ctx context.Context, coll string) error {
 	return r.state.MarkTightened(ctx, coll)
 }
 
 // reopen clears the proof and the tightened flag of coll and increments
-// its generation (invariant 3): a window was sent, so older documents may
-// exist again, and a backfill's proof computed before now is not recorded.
+// its generation (window invariant 3): a window was sent, so older
+// documents may exist again, and a backfill's proof computed before now is
+// not recorded.
 func (r *Runner) reopen(ctx context.Context, coll string) error {
 	return r.state.Reopen(ctx, coll)
 }

@@ -1,4 +1,4 @@
-package runner
+package serverstate
 
 // The effective validationLevel and validationAction. A migration that
 // omits them sends neither, and collMod changes only what it is given
@@ -10,11 +10,10 @@ package runner
 // defaults of CollectionOptions, src/mongo/db/catalog/collection_options.h).
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
-	"github.com/mongomig/mongomig/internal/serverstate"
+	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // Sources of an effective setting.
@@ -47,15 +46,15 @@ type EffectiveSettings struct {
 	ActionSource string `json:"validationActionSource"`
 }
 
-// declaredSettings returns the level and action the migrations up to at
-// (applied ones only when applied is not nil) declare for coll, with the
-// migrations that declared them (0: none).
-func (r *Runner) declaredSettings(coll string, at int64, applied map[int64]LedgerEntry) (level string, levelFrom int64, action string, actionFrom int64) {
-	for _, m := range r.migrations {
+// DeclaredSettings returns the level and action the migrations of ms up
+// to at (those applied says are applied; nil: all) declare for coll, with
+// the migrations that declared them (0: none).
+func DeclaredSettings(ms []*migration.Migration, coll string, at int64, applied func(version int64) bool) (level string, levelFrom int64, action string, actionFrom int64) {
+	for _, m := range ms {
 		if m.Version > at {
 			break
 		}
-		if _, ok := applied[m.Version]; applied != nil && !ok {
+		if applied != nil && !applied(m.Version) {
 			continue
 		}
 		c := m.Collection(coll)
@@ -72,42 +71,12 @@ func (r *Runner) declaredSettings(coll string, at int64, applied map[int64]Ledge
 	return level, levelFrom, action, actionFrom
 }
 
-// effectiveOf sets where cs's level and action come from.
-func (r *Runner) effectiveOf(cs *CollectionStatus, applied map[int64]LedgerEntry) {
-	if cs.ValidatorFrom == 0 {
-		return
-	}
-	_, cs.LevelFrom, _, cs.ActionFrom = r.declaredSettings(cs.Name, maxApplied(applied), applied)
-}
-
-// planSettings puts in p the effective level and action of every
-// collection whose validator a planned migration sends.
-func (r *Runner) planSettings(ctx context.Context, p *Plan) error {
-	var held map[string]serverstate.Collection
-	created := map[string]bool{}
-	for _, m := range p.Migrations {
-		for _, c := range m.Commands {
-			if _, ok := sentValidator(c); !ok {
-				continue
-			}
-			if held == nil {
-				var err error
-				if held, err = r.heldAll(ctx); err != nil {
-					return err
-				}
-			}
-			if c.Name == "create" {
-				created[c.Collection] = true
-			}
-			p.Settings = append(p.Settings, r.settingsAt(m.Version, c.Collection, held[c.Collection], created[c.Collection]))
-		}
-	}
-	return nil
-}
-
-func (r *Runner) settingsAt(v int64, coll string, h serverstate.Collection, created bool) EffectiveSettings {
+// SettingsAt are the effective settings of coll once migration v of ms,
+// which sends its validator, is applied on a server holding h (created:
+// v's run creates the collection).
+func SettingsAt(ms []*migration.Migration, v int64, coll string, h Collection, created bool) EffectiveSettings {
 	s := EffectiveSettings{Version: v, Collection: coll}
-	s.Level, s.LevelFrom, s.Action, s.ActionFrom = r.declaredSettings(coll, v, nil)
+	s.Level, s.LevelFrom, s.Action, s.ActionFrom = DeclaredSettings(ms, coll, v, nil)
 	source := func(from int64, value *string, server, def string) string {
 		switch {
 		case from == v:

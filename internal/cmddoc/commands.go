@@ -1,4 +1,9 @@
-package runner
+// Package cmddoc builds the command documents mongomig sends to change a
+// collection's schema (create, collMod, createIndexes, dropIndexes): those
+// that apply or revert a migration, exactly as sent, and what became of
+// them (results, the PartialError of a migration that failed part-way).
+// It sends nothing: pkg/runner is the only sender of these commands.
+package cmddoc
 
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -16,29 +21,31 @@ type Command struct {
 	Doc bson.D `json:"-"`
 	// Text is Doc as relaxed Extended JSON, for plans and reports; in JSON
 	// output it is the command document itself.
-	Text ExtJSON `json:"command"`
+	Text bsonx.ExtJSON `json:"command"`
 	// Index is the index created or dropped, for index commands.
 	Index string `json:"index,omitempty"`
 	// Tighten marks a collMod that closes a validator window.
 	Tighten bool `json:"tighten,omitempty"`
 }
 
-func newCommand(coll, name, index string, doc bson.D) Command {
+// New is the command name sending doc for coll (index: the index it
+// creates or drops).
+func New(coll, name, index string, doc bson.D) Command {
 	b, err := bson.MarshalExtJSON(doc, false, false)
-	text := ExtJSON(b)
+	text := bsonx.ExtJSON(b)
 	if err != nil {
-		text = ExtJSON(err.Error())
+		text = bsonx.ExtJSON(err.Error())
 	}
 	return Command{Collection: coll, Name: name, Doc: doc, Text: text, Index: index}
 }
 
-// hasValidatorChange reports whether c sets the validator, level or action.
-func hasValidatorChange(c *migration.Collection) bool {
+// HasValidatorChange reports whether c sets the validator, level or action.
+func HasValidatorChange(c *migration.Collection) bool {
 	return c.Validator != nil || c.ValidationLevel != "" || c.ValidationAction != ""
 }
 
-// validatorFields are the validator options as command fields.
-func validatorFields(validator bson.D, level migration.Level, action migration.Action) bson.D {
+// ValidatorFields are the validator options as command fields.
+func ValidatorFields(validator bson.D, level migration.Level, action migration.Action) bson.D {
 	var d bson.D
 	if validator != nil {
 		d = append(d, bson.E{Key: "validator", Value: validator})
@@ -52,33 +59,37 @@ func validatorFields(validator bson.D, level migration.Level, action migration.A
 	return d
 }
 
-func createCommand(coll string, fields bson.D) Command {
-	return newCommand(coll, "create", "", append(bson.D{{Key: "create", Value: coll}}, fields...))
+// Create is create of coll with fields.
+func Create(coll string, fields bson.D) Command {
+	return New(coll, "create", "", append(bson.D{{Key: "create", Value: coll}}, fields...))
 }
 
-func collModCommand(coll string, fields bson.D) Command {
-	return newCommand(coll, "collMod", "", append(bson.D{{Key: "collMod", Value: coll}}, fields...))
+// CollMod is collMod of coll with fields.
+func CollMod(coll string, fields bson.D) Command {
+	return New(coll, "collMod", "", append(bson.D{{Key: "collMod", Value: coll}}, fields...))
 }
 
-func dropIndexCommand(coll, name string) Command {
-	return newCommand(coll, "dropIndexes", name, bson.D{{Key: "dropIndexes", Value: coll}, {Key: "index", Value: name}})
+// DropIndex is dropIndexes of index name of coll.
+func DropIndex(coll, name string) Command {
+	return New(coll, "dropIndexes", name, bson.D{{Key: "dropIndexes", Value: coll}, {Key: "index", Value: name}})
 }
 
-func createIndexCommand(coll string, idx migration.Index) Command {
+// CreateIndex is createIndexes of idx on coll.
+func CreateIndex(coll string, idx migration.Index) Command {
 	spec := idx.Spec()
-	return newCommand(coll, "createIndexes", idx.Name, bson.D{{Key: "createIndexes", Value: coll}, {Key: "indexes", Value: bson.A{spec}}})
+	return New(coll, "createIndexes", idx.Name, bson.D{{Key: "createIndexes", Value: coll}, {Key: "indexes", Value: bson.A{spec}}})
 }
 
-// upCommands are the commands that apply m, given which collections exist.
+// Up are the commands that apply m, given which collections exist.
 // Validators first (create or collMod), then index drops, then creates.
 // validator returns the validator to send for a collection as of m (see
 // Runner.windowFor): it is sent when m declares one, and also when m only
 // raises the document version, so that the window gains the new version's
 // branch.
-func upCommands(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
+func Up(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
 	var cmds []Command
 	for _, c := range m.Collections {
-		cmd, err := upValidatorCommand(c, exists, validator)
+		cmd, err := upValidator(c, exists, validator)
 		if err != nil {
 			return nil, err
 		}
@@ -86,23 +97,23 @@ func upCommands(m *migration.Migration, exists map[string]bool, validator func(c
 			cmds = append(cmds, *cmd)
 		}
 		for _, d := range c.Indexes.Drop {
-			cmds = append(cmds, dropIndexCommand(c.Name, d.Name))
+			cmds = append(cmds, DropIndex(c.Name, d.Name))
 		}
 		for _, idx := range c.Indexes.Create {
-			cmds = append(cmds, createIndexCommand(c.Name, idx))
+			cmds = append(cmds, CreateIndex(c.Name, idx))
 			exists[c.Name] = true
 		}
 	}
 	return cmds, nil
 }
 
-// upValidatorCommand is the collMod (or create) that puts c's validator
+// upValidator is the collMod (or create) that puts c's validator
 // in force, or nil when c changes no validator and an upgrade leaves none
 // to send. It never decides whether c's index changes are sent: a
 // collection with an upgrade and indexes but no validator gets its
 // indexes all the same.
-func upValidatorCommand(c *migration.Collection, exists map[string]bool, validator func(coll string) (bson.D, error)) (*Command, error) {
-	if !hasValidatorChange(c) && len(c.Upgrade) == 0 {
+func upValidator(c *migration.Collection, exists map[string]bool, validator func(coll string) (bson.D, error)) (*Command, error) {
+	if !HasValidatorChange(c) && len(c.Upgrade) == 0 {
 		return nil, nil
 	}
 	var v bson.D
@@ -112,16 +123,16 @@ func upValidatorCommand(c *migration.Collection, exists map[string]bool, validat
 			return nil, err
 		}
 	}
-	fields := validatorFields(v, c.ValidationLevel, c.ValidationAction)
+	fields := ValidatorFields(v, c.ValidationLevel, c.ValidationAction)
 	if len(fields) == 0 {
 		return nil, nil // an upgrade, and no validator in force: nothing to send
 	}
 	if exists[c.Name] {
-		cmd := collModCommand(c.Name, fields)
+		cmd := CollMod(c.Name, fields)
 		return &cmd, nil
 	}
 	exists[c.Name] = true
-	cmd := createCommand(c.Name, fields)
+	cmd := Create(c.Name, fields)
 	return &cmd, nil
 }
 
@@ -145,13 +156,13 @@ func indexBefore(ms []*migration.Migration, coll, name string, v int64) (migrati
 	return found, ok
 }
 
-// downCommands revert m's validators and indexes to the state the earlier
-// migrations declare. An index m dropped that no earlier migration created
+// Down are the commands that revert m's validators and indexes to the
+// state the earlier migrations declare. An index m dropped that no earlier migration created
 // cannot be recreated; it is returned in unknown.
-func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) (cmds []Command, unknown []string) {
+func Down(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) (cmds []Command, unknown []string) {
 	for _, c := range m.Collections {
-		upgradeOnly := !hasValidatorChange(c) && len(c.Upgrade) > 0
-		if (hasValidatorChange(c) || upgradeOnly && window(c.Name, m.Version) != nil) && exists[c.Name] {
+		upgradeOnly := !HasValidatorChange(c) && len(c.Upgrade) > 0
+		if (HasValidatorChange(c) || upgradeOnly && window(c.Name, m.Version) != nil) && exists[c.Name] {
 			prev := migration.StateBefore(ms, c.Name, m.Version)
 			var fields bson.D
 			if c.Validator != nil || len(c.Upgrade) > 0 {
@@ -167,10 +178,10 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 			if c.ValidationAction != "" {
 				fields = append(fields, bson.E{Key: "validationAction", Value: string(bsonx.OrDefault(prev.Action, migration.ActionError))})
 			}
-			cmds = append(cmds, collModCommand(c.Name, fields))
+			cmds = append(cmds, CollMod(c.Name, fields))
 		}
 		for _, idx := range c.Indexes.Create {
-			cmds = append(cmds, dropIndexCommand(c.Name, idx.Name))
+			cmds = append(cmds, DropIndex(c.Name, idx.Name))
 		}
 		for _, d := range c.Indexes.Drop {
 			spec, ok := indexBefore(ms, c.Name, d.Name, m.Version)
@@ -178,8 +189,37 @@ func downCommands(ms []*migration.Migration, m *migration.Migration, exists map[
 				unknown = append(unknown, c.Name+"."+d.Name)
 				continue
 			}
-			cmds = append(cmds, createIndexCommand(c.Name, spec))
+			cmds = append(cmds, CreateIndex(c.Name, spec))
 		}
 	}
 	return cmds, unknown
+}
+
+// SentValidator is the validator cmd sends (nil: none).
+func SentValidator(cmd Command) (bson.D, bool) {
+	if cmd.Name != "create" && cmd.Name != "collMod" {
+		return nil, false
+	}
+	for _, e := range cmd.Doc[1:] {
+		if e.Key == "validator" {
+			d, ok := e.Value.(bson.D)
+			return d, ok
+		}
+	}
+	return nil, false
+}
+
+// SetsValidatorOptions reports whether c is a create or collMod that sets
+// a validator, validationLevel or validationAction.
+func SetsValidatorOptions(c Command) bool {
+	if c.Name != "create" && c.Name != "collMod" {
+		return false
+	}
+	for _, e := range c.Doc[1:] {
+		switch e.Key {
+		case "validator", "validationLevel", "validationAction":
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,63 @@
+package downgrade
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DocumentChange counts documents a down moved from one version to another.
+type DocumentChange struct {
+	Collection string `json:"collection"`
+	From       int64  `json:"from"`
+	To         int64  `json:"to"`
+	Count      int64  `json:"count"`
+}
+
+// DowngradedDocuments are the documents a revert stopped by an
+// interruption had already downgraded, per collection: its migration
+// stays recorded as applied while they are at the earlier version, and the
+// next down continues with the documents left (it reads only those still
+// at the migration's version).
+type DowngradedDocuments struct {
+	File        string
+	Version     int64
+	Collections []DowngradeCount
+	// Finished: every collection's pass ended; it stopped reverting the
+	// validators and indexes.
+	Finished bool
+}
+
+// DowngradeCount is one collection's share of [DowngradedDocuments].
+type DowngradeCount struct {
+	DocumentChange
+	// Left: documents still at From, as counted before the revert less
+	// those downgraded (0 once the collection's pass finished).
+	Left int64 `json:"left"`
+}
+
+func (d *DowngradedDocuments) String() string {
+	parts := make([]string, len(d.Collections))
+	for i, c := range d.Collections {
+		parts[i] = fmt.Sprintf("%d %s documents are already downgraded from version %d to %d (%d left at %d)", c.Count, c.Collection, c.From, c.To, c.Left, c.From)
+	}
+	if d.Finished {
+		return fmt.Sprintf("%s stopped after downgrading its documents and stays recorded as applied, but %s; the application meets them at the earlier version until the next down reverts the rest",
+			d.File, strings.Join(parts, ", "))
+	}
+	return fmt.Sprintf("%s stopped while downgrading its documents and stays recorded as applied, but %s; the application meets both versions until the next down downgrades the documents left",
+		d.File, strings.Join(parts, ", "))
+}
+
+// DowngradeError is a revert refused before anything changed because
+// documents are at a version the migration cannot take them back from.
+type DowngradeError struct {
+	File       string
+	Collection string
+	Version    int64
+	Count      int64
+}
+
+func (e *DowngradeError) Error() string {
+	return fmt.Sprintf("cannot revert %s: %d %s documents are at version %d or above and the migration declares no downgrade for %s; add `downgrade:` steps to the file (allowed after applying: downgrades are not checksummed), or upgrade the code instead of reverting the schema; nothing was changed",
+		e.File, e.Count, e.Collection, e.Version, e.Collection)
+}
