@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples"}
+var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples", "options"}
 
 func (p *parser) collections(n *yaml.Node) []*Collection {
 	if !p.mapping(n, "collections", "write one entry per collection: `collections: {users: {...}}`") {
@@ -122,6 +122,8 @@ func (p *parser) collection(name string, k, n *yaml.Node) *Collection {
 			c.Indexes = p.indexes(v, ptr+"/indexes")
 		case "examples":
 			c.Examples = p.examples(v, ptr+"/examples")
+		case "options":
+			c.Options = p.collectionOptions(v, ptr+"/options")
 		}
 	})
 	return c
