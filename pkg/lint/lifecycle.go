@@ -29,7 +29,7 @@ func (r *Report) lintLifecycle(ms []*migration.Migration, m *migration.Migration
 }
 
 func (r *Report) lifecycleProblem(sev Severity, m *migration.Migration, pos migration.Pos, coll, hint, format string, args ...any) {
-	r.add(Problem{Severity: sev, File: m.File, Line: pos.Line, Column: pos.Column, Collection: coll, Message: fmt.Sprintf(format, args...), Hint: hint})
+	r.add(Problem{Severity: sev, File: m.File, Line: pos.Line, Column: pos.Column, Collection: coll, Message: coll + ": " + fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // declaredIn is the first migration below v that declares coll, or nil.
@@ -125,7 +125,7 @@ func (r *Report) lintView(ms []*migration.Migration, m *migration.Migration, v *
 	for _, x := range ms {
 		if c := x.Collection(v.Name); c != nil {
 			r.lifecycleProblem(SeverityError, m, v.Pos, v.Name, "give the view a name of its own",
-				"%s is declared as a collection in %s and as a view here: a namespace is one or the other", v.Name, x.File)
+				"declared as a collection in %s and as a view here: a namespace is one or the other", x.File)
 			return
 		}
 	}

@@ -51,8 +51,8 @@ func TestLintCreateOnlyOptions(t *testing.T) {
 		"0004_finer.yaml":   "collections:\n  metrics:\n    options:\n      timeseries: {timeField: at, granularity: seconds}\n",
 		"0005_coarser.yaml": "collections:\n  metrics:\n    options:\n      timeseries: {timeField: at, granularity: hours}\n",
 	})
-	wantProblem(t, got, "0002_capped.yaml:4:7: error: capped cannot be set on an existing collection: 0001_users.yaml declares users, so it exists when this migration runs")
-	wantProblem(t, got, "0004_finer.yaml:4:19: error: granularity seconds is finer than minutes")
+	wantProblem(t, got, "0002_capped.yaml:4:7: error: users: capped cannot be set on an existing collection: 0001_users.yaml declares users, so it exists when this migration runs")
+	wantProblem(t, got, "0004_finer.yaml:4:19: error: metrics: granularity seconds is finer than minutes")
 	if len(got) != 2 {
 		t.Errorf("want exactly the two errors, got:\n%s", strings.Join(got, "\n"))
 	}
@@ -69,10 +69,10 @@ func TestLintIndexChanges(t *testing.T) {
 		"0003_again.yaml":    "collections:\n  sessions:\n    indexes:\n      create:\n        - {keys: {user: 1}, sparse: true}\n",
 		"0004_rebuild.yaml":  "collections:\n  sessions:\n    indexes:\n      rebuild:\n        - {keys: {user: 1}, sparse: true}\n",
 	})
-	wantProblem(t, got, "0001_sessions.yaml:7:11: error: index a_1_b_1: expireAfterSeconds needs a single-field index")
-	wantProblem(t, got, "0002_change.yaml:6:11: error: index user_1 is not a TTL index, and collMod cannot make it one")
-	wantProblem(t, got, "0002_change.yaml:7:11: warning: index nowhere_1 is changed but no earlier migration creates it")
-	wantProblem(t, got, "0003_again.yaml:5:11: error: index user_1 exists with other keys or options")
+	wantProblem(t, got, "0001_sessions.yaml:7:11: error: sessions: index a_1_b_1: expireAfterSeconds needs a single-field index")
+	wantProblem(t, got, "0002_change.yaml:6:11: error: sessions: index user_1 is not a TTL index, and collMod cannot make it one")
+	wantProblem(t, got, "0002_change.yaml:7:11: warning: sessions: index nowhere_1 is changed but no earlier migration creates it")
+	wantProblem(t, got, "0003_again.yaml:5:11: error: sessions: index user_1 exists with other keys or options")
 	if len(got) != 4 {
 		t.Errorf("want exactly four problems (0004's rebuild is fine), got:\n%s", strings.Join(got, "\n"))
 	}
@@ -86,7 +86,7 @@ func TestLintViews(t *testing.T) {
 		"0002_view.yaml":  "views:\n  active_users:\n    viewOn: users\n    pipeline: [{$match: {active: true}}]\n",
 		"0003_clash.yaml": "views:\n  users:\n    viewOn: active_users\n",
 	})
-	wantProblem(t, got, "0003_clash.yaml:2:3: error: users is declared as a collection in 0001_users.yaml and as a view here")
+	wantProblem(t, got, "0003_clash.yaml:2:3: error: users: declared as a collection in 0001_users.yaml and as a view here")
 	if len(got) != 1 {
 		t.Errorf("want one problem, got:\n%s", strings.Join(got, "\n"))
 	}

@@ -38,12 +38,21 @@ type LifecycleRefusedError struct {
 }
 
 func (e *LifecycleRefusedError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "the server cannot apply %d collection lifecycle change(s); nothing was sent:", len(e.Refusals))
-	for _, r := range e.Refusals {
-		fmt.Fprintf(&b, "\n  %s:%d: %s: %s: %s", r.File, r.Pos.Line, r.Collection, r.Command, r.Reason)
+	var lines []string
+	for _, l := range e.Unwrap() {
+		lines = append(lines, l.Error())
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap is the message's lines, one error each (a header, then a
+// refusal a line), so that a renderer can print them as lines.
+func (e *LifecycleRefusedError) Unwrap() []error {
+	out := []error{fmt.Errorf("the server cannot apply %d collection lifecycle change(s); nothing was sent:", len(e.Refusals))}
+	for _, r := range e.Refusals {
+		out = append(out, fmt.Errorf("  %s:%d:%d: %s: %s: %s", r.File, r.Pos.Line, r.Pos.Column, r.Collection, r.Command, r.Reason))
+	}
+	return out
 }
 
 // lifecycleCaps are the server's lifecycle features, probed once (in a
