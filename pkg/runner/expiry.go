@@ -190,7 +190,7 @@ func (r *Runner) deleteExpired(ctx context.Context, version int64, c Command) (C
 			if err := r.state.SaveExpiryProgress(ctx, &p); err != nil {
 				return CommandResult{}, err
 			}
-			return CommandResult{Command: c, Outcome: OutcomeOK, Note: fmt.Sprintf("deleted %s in %d batches before building %s", documents(p.Deleted), p.Batches, c.Index)}, nil
+			return CommandResult{Command: c, Outcome: OutcomeOK, Note: fmt.Sprintf("deleted %s in %s before building %s", documents(p.Deleted), batches(p.Batches), c.Index)}, nil
 		}
 		in := make(bson.A, len(ids))
 		for i, x := range ids {
@@ -256,4 +256,11 @@ func documents(n int64) string {
 		return s + " document"
 	}
 	return s + " documents"
+}
+
+func batches(n int64) string {
+	if n == 1 {
+		return "1 batch"
+	}
+	return fmt.Sprintf("%d batches", n)
 }
