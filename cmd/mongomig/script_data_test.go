@@ -18,7 +18,7 @@ func scriptDB(ts *testscript.TestScript, what string) (*mongo.Database, func()) 
 	if err != nil {
 		ts.Fatalf("%s: %v", what, err)
 	}
-	return client.Database("app"), func() { _ = client.Disconnect(ctx); cancel() }
+	return client.Database(scriptDBName(ts.Getenv("MONGOMIG_URI"))), func() { _ = client.Disconnect(ctx); cancel() }
 }
 
 // cmdInsert: insert COLL FILE.

@@ -55,6 +55,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
+		Condition:           scriptCondition,
 		Setup: func(env *testscript.Env) error {
 			for _, d := range []string{"../../migrations", "../../internal/cli/testdata/broken"} {
 				dst := filepath.Join(env.WorkDir, filepath.Base(d))
@@ -80,6 +81,7 @@ func TestScripts(t *testing.T) {
 			"stopbg":     scriptTeamCmds["stopbg"],
 			"insert":     cmdInsert,
 			"count":      cmdCount,
+			"testserver": cmdTestServer,
 		},
 	})
 }

@@ -98,7 +98,8 @@ func exitCode(err error) int {
 	}
 	var invalid *runner.InvalidFilesError
 	var unenforceable *runner.UnenforceableError
-	if errors.As(err, &invalid) || errors.As(err, &unenforceable) {
+	var lifecycle *runner.LifecycleRefusedError
+	if errors.As(err, &invalid) || errors.As(err, &unenforceable) || errors.As(err, &lifecycle) {
 		return ExitUsage
 	}
 	return ExitFailure

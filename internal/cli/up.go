@@ -127,7 +127,7 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 	var clientSide, asked, readBack []string
 	notes := func(cmds []runner.CommandResult) {
 		for _, r := range cmds {
-			if r.Outcome == runner.OutcomeOK && r.Note != "" {
+			if r.Outcome == runner.OutcomeOK && r.Note != "" && r.Name != runner.CommandDeleteExpired {
 				readBack = append(readBack, r.Collection+": "+r.Note)
 			}
 			if r.Asked {
@@ -138,6 +138,11 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 	for _, a := range applied {
 		notes(a.Commands)
 		e.out.printf("%s %s\n", e.out.green("applied"), a.File)
+		for _, r := range a.Commands {
+			if r.Name == runner.CommandDeleteExpired {
+				e.out.printf("  %s: %s\n", display(r.Collection), display(r.Note))
+			}
+		}
 		for _, r := range a.Run {
 			e.out.printf("  run %d: %s\n", r.Index+1, display(r.Summary))
 		}
@@ -334,6 +339,9 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 		}
 		for _, c := range m.Commands {
 			o.printf("  %s\n", display(string(c.Text)))
+			if c.Cost != "" {
+				o.printf("    %s\n", o.faint(display(c.Cost)))
+			}
 		}
 		for _, s := range p.Settings {
 			if s.Version == m.Version {

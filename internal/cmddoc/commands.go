@@ -26,6 +26,14 @@ type Command struct {
 	Index string `json:"index,omitempty"`
 	// Tighten marks a collMod that closes a validator window.
 	Tighten bool `json:"tighten,omitempty"`
+	// Features are the lifecycle features (probe.Feature*) the command
+	// needs; Refused, when set, is why it cannot be sent (lifecycle.go).
+	Features []string `json:"features,omitempty"`
+	Refused  string   `json:"refused,omitempty"`
+	// Cost is what the command costs the server, for the plan (the
+	// documents a rebuild indexes, an expired backlog); Documents its count.
+	Cost      string `json:"cost,omitempty"`
+	Documents *int64 `json:"documents,omitempty"`
 }
 
 // New is the command name sending doc for coll (index: the index it

@@ -105,6 +105,7 @@ func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, 
 		r.lintMigration(m)
 		r.lintUniqueIndexes(ms, m)
 		r.lintDiscards(ms, m, SeverityWarning)
+		r.lintLifecycle(ms, m)
 	}
 	r.lintCollectionNames(ms)
 	r.lintIntegrity(ms)
@@ -150,7 +151,7 @@ func emptyMigration(m *migration.Migration, sev Severity) Problem {
 func Pending(ms []*migration.Migration) *Report {
 	r := &Report{Problems: []Problem{}}
 	for _, m := range ms {
-		if len(m.Collections) == 0 && len(m.Run) == 0 {
+		if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 {
 			r.add(emptyMigration(m, SeverityError))
 		}
 	}
@@ -167,7 +168,7 @@ func (r *Report) add(p Problem) {
 }
 
 func (r *Report) lintMigration(m *migration.Migration) {
-	if len(m.Collections) == 0 && len(m.Run) == 0 && !m.Broken {
+	if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 && !m.Broken {
 		r.add(emptyMigration(m, SeverityWarning))
 	}
 	r.lintRun(m)

@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples", "references", "copies", "aggregates", "counters"}
+var collectionKeys = []string{"validator", "validationLevel", "validationAction", "upgrade", "downgrade", "indexes", "examples", "references", "copies", "aggregates", "counters", "options"}
 
 func (p *parser) collections(n *yaml.Node) []*Collection {
 	if !p.mapping(n, "collections", "write one entry per collection: `collections: {users: {...}}`") {
@@ -130,6 +130,8 @@ func (p *parser) collection(name string, k, n *yaml.Node) *Collection {
 			c.Aggregates = p.aggregates(v, ptr+"/aggregates")
 		case "counters":
 			c.Counters = p.counters(v, ptr+"/counters")
+		case "options":
+			c.Options = p.collectionOptions(v, ptr+"/options")
 		}
 	})
 	return c

@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	indexesKeys = []string{"create", "drop"}
+	indexesKeys = []string{"create", "drop", "change", "rebuild"}
 	indexKeys   = []string{"keys", "name", "unique", "sparse", "hidden", "expireAfterSeconds", "partialFilterExpression", "collation"}
 	indexTypes  = []string{"text", "2dsphere", "2d", "hashed"}
 )
@@ -28,6 +28,18 @@ func (p *parser) indexes(n *yaml.Node, ptr string) Indexes {
 			item = deref(item)
 			iptr := fmt.Sprintf("%s/%s/%d", ptr, key, i)
 			p.pos[iptr] = posOf(item)
+			switch key {
+			case "change":
+				if ch, ok := p.indexChange(item, iptr); ok {
+					out.Change = append(out.Change, ch)
+				}
+				continue
+			case "rebuild":
+				if idx, ok := p.index(item, iptr); ok {
+					out.Rebuild = append(out.Rebuild, idx)
+				}
+				continue
+			}
 			if key == "drop" {
 				if name, ok := p.str(item, "name the index to drop, such as email_1 (see listIndexes)"); ok && p.checkPrintable(item, "index name", name) {
 					if name == "_id_" {
@@ -55,6 +67,7 @@ func (p *parser) indexes(n *yaml.Node, ptr string) Indexes {
 			p.add(d.Pos, "to change an index, drop it in one migration and create the new one in a later one, or give the new one another name", "index %q is both dropped and created", d.Name)
 		}
 	}
+	p.checkIndexChanges(out, names)
 	return out
 }
 

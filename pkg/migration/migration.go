@@ -21,6 +21,9 @@ type Migration struct {
 	// Run are the run-once operations (run.go), in file order, applied
 	// by `up` after the collections' part.
 	Run []RunOp `json:"run,omitempty"`
+	// Views are the views the migration creates, changes or drops
+	// (lifecycle.go), in file order.
+	Views []*View `json:"views,omitempty"`
 	// Checksum identifies the file's exact bytes ("sha256:<hex>"); a
 	// different checksum for an applied version is drift.
 	Checksum string `json:"checksum"`
@@ -106,6 +109,9 @@ type Collection struct {
 	Copies     []Copy      `json:"copies,omitempty"`
 	Aggregates []Aggregate `json:"aggregates,omitempty"`
 	Counters   []Counter   `json:"counters,omitempty"`
+	// Options are the collection's create options (lifecycle.go), nil
+	// when the file sets none.
+	Options *CollectionOptions `json:"options,omitempty"`
 	// Pos is where the collection's key is in the file.
 	Pos Pos `json:"pos"`
 }
@@ -177,6 +183,10 @@ type Field struct {
 type Indexes struct {
 	Create []Index    `json:"create,omitempty"`
 	Drop   []IndexRef `json:"drop,omitempty"`
+	// Change are indexes changed in place (collMod), Rebuild indexes
+	// dropped and built again with new keys or options (lifecycle.go).
+	Change  []IndexChange `json:"change,omitempty"`
+	Rebuild []Index       `json:"rebuild,omitempty"`
 }
 
 // IndexRef names an index to drop.

@@ -50,6 +50,9 @@ func SchemaChecksum(m *Migration) string {
 		// operations are those they had before run: existed.
 		covered = append(covered, bson.E{Key: "run", Value: ops})
 	}
+	if lc := lifecycleChecksum(m); lc != nil {
+		covered = append(covered, bson.E{Key: "lifecycle", Value: lc}) // only when present, as run
+	}
 	b, err := bson.MarshalExtJSON(covered, true, false)
 	if err != nil {
 		// Every value came from a parsed file: it marshals. Fall back to the

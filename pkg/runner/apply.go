@@ -32,7 +32,7 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 		return r.fallback(ctx, collModCommand(c.Collection, c.Doc[1:]))
 	case c.Name == "collMod" && probe.HasCode(err, probe.CodeNamespaceNotFound):
 		return r.fallback(ctx, createCommand(c.Collection, c.Doc[1:]))
-	case (c.Name == "create" || c.Name == "collMod") && probe.IsNotSupported(err):
+	case (c.Name == "create" || c.Name == "collMod") && probe.IsNotSupported(err) && len(c.Features) == 0:
 		note := fmt.Sprintf("the server refused %s with a validator (%s): the validator is enforced client-side only", c.Name, probe.ServerMessage(err))
 		if c.Name == "create" {
 			plain := createCommand(c.Collection, nil)
@@ -44,6 +44,8 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 			}
 		}
 		return CommandResult{Command: c, Outcome: OutcomeClientSide, Note: note}, nil
+	case c.Name == "drop" && probe.HasCode(err, probe.CodeNamespaceNotFound):
+		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "view already absent"}, nil
 	case c.Name == "dropIndexes" && probe.HasCode(err, probe.CodeIndexNotFound, probe.CodeNamespaceNotFound):
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
 	}
@@ -65,6 +67,11 @@ func (r *Runner) fallback(ctx context.Context, c Command) (CommandResult, error)
 // another process took the lease over. lost is the loss the second fence
 // found: c's result is then marked SentAfterLoss.
 func (r *Runner) send(ctx context.Context, version int64, i int, c Command) (res CommandResult, lost, err error) {
+	if c.Name == CommandDeleteExpired {
+		// Batches, each fenced, stopping between two when ctx ends (expiry.go).
+		res, err := r.deleteExpired(ctx, version, c)
+		return res, nil, err
+	}
 	if err := fence(ctx); err != nil {
 		return CommandResult{}, nil, err
 	}

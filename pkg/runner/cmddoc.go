@@ -42,4 +42,5 @@ var (
 	describeCommand      = cmddoc.Describe
 	sentValidator        = cmddoc.SentValidator
 	setsValidatorOptions = cmddoc.SetsValidatorOptions
+	newCommand           = cmddoc.New
 )

@@ -133,7 +133,8 @@ func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigratio
 func (r *Runner) preflight(ctx context.Context, to int64) error {
 	_, err := r.Plan(ctx, to)
 	var ue *UnenforceableError
-	if errors.As(err, &ue) || errors.Is(err, errProbe) {
+	var le *LifecycleRefusedError
+	if errors.As(err, &ue) || errors.As(err, &le) || errors.Is(err, errProbe) {
 		return err
 	}
 	return nil

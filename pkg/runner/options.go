@@ -40,6 +40,12 @@ type config struct {
 	// given or probed once (enforce.go).
 	clientSide []string
 	caps       *probe.Capabilities
+	// lifecycle: the server's lifecycle features, probed once
+	// (lifecycle.go); expiryBatch and expiryPause: how an expired backlog
+	// is deleted (expiry.go).
+	lifecycle   *probe.LifecycleSupport
+	expiryBatch int
+	expiryPause time.Duration
 }
 
 // Defaults.

@@ -61,7 +61,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	}
 	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
 	for _, m := range pending {
-		cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
+		cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
 			v, open, err := r.windowFor(ctx, coll, m.Version)
 			if open {
 				p.Notes = append(p.Notes, r.uncheckedNotes(m, coll)...)
@@ -82,6 +82,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if p.Tighten, err = r.tightenCommands(ctx, st.applied); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.checkLifecycle(ctx, p.Migrations); err != nil {
+		return nil, err
 	}
 	if err := r.checkEnforceable(ctx, p.Migrations, p.Tighten); err != nil {
 		return nil, err

@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 			os.Exit(helperDown(client.Database(helperDB())))
 		case "serve":
 			os.Exit(fixtures.HelperServe())
+		case "expire":
+			os.Exit(helperExpire(uri))
 		case "up-slow":
 			// Pauses after each command, so a test can stop the server mid-run.
 			os.Exit(helperUpWith(uri, "", 100*time.Millisecond))

@@ -222,7 +222,7 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "up"})
 	var opened []string
-	cmds, err := upCommands(m, exists, func(coll string) (bson.D, error) {
+	cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
 		v, open, err := r.windowFor(ctx, coll, m.Version)
 		if open {
 			opened = append(opened, coll)
@@ -230,6 +230,9 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 		return v, err
 	})
 	if err != nil {
+		return Applied{}, err
+	}
+	if err := r.checkLifecycle(ctx, []PlannedMigration{{Version: m.Version, File: m.File, Commands: cmds}}); err != nil {
 		return Applied{}, err
 	}
 	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "up", cmds)
