@@ -40,6 +40,8 @@ type config struct {
 	// given or probed once (enforce.go).
 	clientSide []string
 	caps       *probe.Capabilities
+	// allowOldReleases: tighten while older releases are live (releases.go).
+	allowOldReleases bool
 }
 
 // Defaults.
