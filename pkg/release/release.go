@@ -102,17 +102,18 @@ func (e *BehindError) Error() string {
 	return fmt.Sprintf("%s of %s to version %d refused: %s still running", e.What, e.Collection, e.Target, Names(e.Releases, e.Collection))
 }
 
-// Names lists releases for a message: "release 1 (host a, pid 1) knows v2 of users, ...".
+// Names lists releases for a message, with is or are: "release 1.0
+// (host web-1, pid 12; knows users up to version 1) is".
 func Names(rs []Release, coll string) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		v, _ := r.Version(coll)
-		parts[i] = fmt.Sprintf("release %s, which knows %s up to version %d,", r, coll, v)
+		parts[i] = fmt.Sprintf("release %s (host %s, pid %d; knows %s up to version %d)", r.Name, r.Host, r.PID, coll, v)
 	}
 	if len(parts) == 1 {
-		return strings.TrimSuffix(parts[0], ",") + " is"
+		return parts[0] + " is"
 	}
-	return strings.TrimSuffix(strings.Join(parts, " "), ",") + " are"
+	return strings.Join(parts, ", ") + " are"
 }
 
 func collection(db *mongo.Database, name string) *mongo.Collection {
