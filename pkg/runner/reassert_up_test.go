@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/fixtures"
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/release"
 	"github.com/mongomig/mongomig/pkg/runner"
@@ -122,5 +123,41 @@ func TestTighteningHeldWhileOldReleaseLive(t *testing.T) {
 	res, err = r.Up(ctx)
 	if err != nil || res.Tightened == nil || len(res.Tightened.Commands) != 1 || len(res.Tightened.Held) != 0 {
 		t.Fatalf("up after 2.0 closed: %+v, %v", res.Tightened, err)
+	}
+}
+
+// TestUpReassertsWhatDiffersMongoDB: on a server that keeps validators,
+// levels and actions (MONGOMIG_TEST_URI), an up after up finds nothing to
+// put back (no validator or setting reads as differing), and a declared
+// index dropped by hand comes back, alone.
+func TestUpReassertsWhatDiffersMongoDB(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.MongoDB(t, "mongomig_test_reassert_up", "TestUpReassertsWhatDiffers runs on the sandbox")
+	// The second test server (FerretDB 2) does not enforce enum or
+	// additionalProperties:
+	// those validators stay client-side, the others are sent.
+	r := fixtures.NewRunner(t, db, fixtures.Samples(t), runner.WithClientSideValidators("orders", "users"))
+	if _, err := r.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := db.ListCollectionSpecifications(ctx, bson.D{{Key: "name", Value: "posts"}})
+	if err != nil || len(specs) != 1 || specs[0].Options.Lookup("validator").Type == 0 {
+		t.Fatalf("posts holds no validator on the server (%v): the comparison is not exercised", err)
+	}
+	if res, err := r.Up(ctx); err != nil || res.Reasserted != nil {
+		t.Fatalf("second up: reasserted %+v, %v; want nothing", res.Reasserted, err)
+	}
+	if err := db.Collection("orders").Indexes().DropOne(ctx, "status_1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reasserted == nil || len(res.Reasserted.Commands) != 1 || res.Reasserted.Commands[0].Index != "status_1" {
+		t.Fatalf("up after the drop: reasserted %+v", res.Reasserted)
+	}
+	if !indexNames(t, db.Collection("orders"))["status_1"] {
+		t.Error("status_1 not back")
 	}
 }
