@@ -19,9 +19,10 @@ import (
 //	                     team's own binary) into BIN in the script's directory
 //	bg VAR PROG ARGS...  start PROG in the background (mongomig sandbox serve), wait for the
 //	                     first line it prints on stdout and set VAR to it; PROG is stopped with
-//	                     SIGINT at stopbg or at the end of the script
-//	stopbg               stop the bg program with SIGINT and require exit 0; its stdout and
-//	                     stderr become those stdout and stderr check
+//	                     SIGINT at stopbg or at the end of the script; several may run at once
+//	stopbg [VAR]         stop the bg program started with VAR (without VAR: the last one
+//	                     started) with SIGINT and require exit 0; its stdout and stderr become
+//	                     those stdout and stderr check
 var scriptTeamCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
 	"gobuild": cmdGoBuild,
 	"bg":      cmdBg,
@@ -76,8 +77,8 @@ func cmdBg(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: bg VAR PROG ARGS...")
 	}
-	if _, running := bgProcs.Load(ts); running {
-		ts.Fatalf("bg: a program is running already: stopbg first")
+	if _, running := bgProcs.Load(bgKey{ts, args[0]}); running {
+		ts.Fatalf("bg: a program is running already for %s: stopbg %s first", args[0], args[0])
 	}
 	path, err := exec.LookPath(args[1])
 	if err != nil {
@@ -110,18 +111,40 @@ func cmdBg(ts *testscript.TestScript, neg bool, args []string) {
 		_ = p.cmd.Process.Signal(syscall.SIGINT)
 		<-p.done
 	})
-	bgProcs.Store(ts, p)
+	bgProcs.Store(bgKey{ts, args[0]}, p)
+	last, _ := bgLast.Load(ts)
+	stack, _ := last.([]string)
+	bgLast.Store(ts, append(stack, args[0]))
 }
 
-// bgProcs holds each script's bg program (testscript keeps no values for
-// commands).
-var bgProcs sync.Map
+// bgProcs holds each script's bg programs by their VAR, and bgLast the
+// VARs in the order started (testscript keeps no values for commands).
+var bgProcs, bgLast sync.Map
+
+type bgKey struct {
+	ts *testscript.TestScript
+	vr string
+}
 
 func cmdStopBg(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: stopbg")
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: stopbg [VAR]")
 	}
-	v, ok := bgProcs.LoadAndDelete(ts)
+	last, _ := bgLast.Load(ts)
+	stack, _ := last.([]string)
+	name := ""
+	if len(args) == 1 {
+		name = args[0]
+	} else if len(stack) > 0 {
+		name = stack[len(stack)-1]
+	}
+	for i, n := range stack {
+		if n == name {
+			bgLast.Store(ts, append(stack[:i:i], stack[i+1:]...))
+			break
+		}
+	}
+	v, ok := bgProcs.LoadAndDelete(bgKey{ts, name})
 	if !ok {
 		ts.Fatalf("stopbg: no bg program is running")
 	}

@@ -31,6 +31,7 @@ func backfillCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "server-side", Usage: "use the server-side path even where it is off by default (FerretDB v1, where each range is a full collection read and cannot be guarded: needs --assume-no-writers)"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: fmt.Sprintf("upgrade each collection's _id ranges with `N` workers (at most %d) on the client path; other processes run with --workers > 1 share the ranges through range leases", backfill.MaxWorkers)},
 			&cli.BoolFlag{Name: "assume-no-writers", Usage: "assume no application writes the collections while the backfill runs: write by _id alone, without guarding the old values (a concurrent application write would be overwritten)"},
+			allowOldReleasesFlag("backfill"),
 			&cli.BoolFlag{Name: "always-guard", Hidden: true, Usage: "retired: writes are guarded by default"},
 		}, lockFlags()...),
 		Action: func(c *cli.Context) error {
@@ -66,7 +67,7 @@ func parseBackfillFlags(c *cli.Context) (backfillOptions, error) {
 		Collections: c.StringSlice("collection"), Batch: c.Int("batch"),
 		Rate: c.Float64("rate"), MaxTime: c.Duration("max-time"), ClientSide: c.Bool("client-side"),
 		ServerSide: c.Bool("server-side"), AssumeNoWriters: c.Bool("assume-no-writers"),
-		Workers: c.Int("workers"),
+		Workers: c.Int("workers"), IgnoreReleases: c.Bool(allowOldReleases),
 	}, lock: parseLockFlags(c)}, nil
 }
 
@@ -101,6 +102,7 @@ func (e *env) runBackfill(ctx context.Context, o backfillOptions) error {
 	opts.Progress = true
 	res, err := backfill.Run(ctx, s.runner, opts)
 	e.endDownProgress()
+	err = wordReleases(err, "backfill")
 	err = wordDiscard(unguardedAdvice(notAppliedAdvice(funcMissing(err, "backfill", "upgrade"))))
 	if res != nil && e.out.json && err != nil {
 		// One object on stdout: the failure, carrying the result so far.

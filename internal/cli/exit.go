@@ -6,6 +6,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/integrity"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/release"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -81,7 +82,8 @@ func exitCode(err error) int {
 		inLine  *integrity.OutOfLineError
 	)
 	switch {
-	case errors.As(err, &lockErr):
+	case errors.As(err, &lockErr), errors.As(err, new(*release.BehindError)):
+		// A live older release holds the collection as a lease would.
 		return ExitLock
 	case errors.As(err, &drift), errors.As(err, &down), errors.As(err, &discard), errors.Is(err, runner.ErrPartway), errors.As(err, &inLine):
 		// The stored documents or files do not allow the run; nothing changed.

@@ -32,7 +32,7 @@ var commandExits = map[string][]exitDoc{
 		{ExitFailure, "documents that could not be upgraded remain (they are listed), or the backfill failed"},
 		{ExitUsage, "bad flags, invalid files, an unknown --collection, or a func step this binary does not have"},
 		{ExitCheck, "a step would discard stored data the file does not account for (nothing written: add discard: true or copy the data first)"},
-		{ExitLock, "another backfill of the collection holds its lease past --lock-wait"},
+		{ExitLock, "another backfill of the collection holds its lease past --lock-wait, or a live release knows only older versions (nothing written; --allow-old-releases)"},
 		{ExitInterrupted, "stopped by SIGINT, SIGTERM or SIGHUP at a batch boundary: run backfill again to continue"},
 	},
 	"check": {

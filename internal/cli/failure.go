@@ -8,6 +8,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/release"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -72,6 +73,10 @@ func failureKind(err error, server string) (string, map[string]any) {
 		return "authFailed", map[string]any{"server": se.Server, "mechanism": se.Mechanism}
 	case errors.As(err, &se):
 		return "unreachable", map[string]any{"server": se.Server}
+	case errors.As(err, new(*release.BehindError)):
+		var be *release.BehindError
+		errors.As(err, &be)
+		return "releasesRunning", map[string]any{"collection": be.Collection, "target": be.Target, "releases": be.Releases}
 	case errors.As(err, &running):
 		return "backfillRunning", lockDetails(running.Lease, map[string]any{"collection": running.Collection})
 	case errors.As(err, &lockErr):

@@ -49,6 +49,8 @@ type openOptions struct {
 	allowDrift bool
 	// clientSideValidators is up's --client-side-validator.
 	clientSideValidators []string
+	// allowOldReleases is up's --allow-old-releases (releases.go).
+	allowOldReleases bool
 }
 
 // runnerOptions are the runner options o asks for.
@@ -59,6 +61,9 @@ func (o openOptions) runnerOptions() []runner.Option {
 	}
 	if o.allowDrift {
 		opts = append(opts, runner.WithAllowDrift(true))
+	}
+	if o.allowOldReleases {
+		opts = append(opts, runner.WithAllowOldReleases(true))
 	}
 	if len(o.clientSideValidators) > 0 {
 		opts = append(opts, runner.WithClientSideValidators(o.clientSideValidators...))

@@ -33,6 +33,7 @@ func upCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and the validation report, and change nothing"},
 			&cli.BoolFlag{Name: "allow-drift", Usage: "apply even though applied files were edited"},
 			clientSideValidatorFlag(),
+			allowOldReleasesFlag("close validator windows"),
 		}, lockFlags()...), append(reportFlags(), allIDsFlag(), showValuesFlag())...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -65,7 +66,7 @@ func parseUpFlags(c *cli.Context, jsonFlag bool) (upOptions, error) {
 	}
 	return upOptions{
 		to: c.Int64("to"), toSet: c.IsSet("to"), dryRun: c.Bool("dry-run"), report: readReportFlags(c, jsonFlag),
-		open: openOptions{lock: parseLockFlags(c), allowDrift: c.Bool("allow-drift"), clientSideValidators: c.StringSlice(clientSideFlag)},
+		open: openOptions{lock: parseLockFlags(c), allowDrift: c.Bool("allow-drift"), clientSideValidators: c.StringSlice(clientSideFlag), allowOldReleases: c.Bool(allowOldReleases)},
 	}, nil
 }
 
@@ -74,6 +75,8 @@ type upResult struct {
 	Applied   []runner.Applied   `json:"applied"`
 	Tightened *runner.Tightening `json:"tightened,omitempty"`
 	Current   int64              `json:"current"`
+	// Reasserted: what up put back first (runner.UpResult).
+	Reasserted *runner.Reasserted `json:"reasserted,omitempty"`
 }
 
 func (e *env) runUp(ctx context.Context, o upOptions) error {
@@ -118,8 +121,9 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	if e.out.json {
-		return e.out.writeJSON(upResult{Applied: applied, Tightened: res.Tightened, Current: st.Current})
+		return e.out.writeJSON(upResult{Applied: applied, Tightened: res.Tightened, Current: st.Current, Reasserted: res.Reasserted})
 	}
+	e.renderReasserted(res.Reasserted)
 	if len(applied) == 0 && res.Tightened == nil {
 		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
 		return nil
@@ -154,6 +158,7 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 			e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
 		}
 		clientSide = append(clientSide, t.ClientSideValidators...)
+		e.renderHeld(t.Held)
 	}
 	e.out.printf("the database is at version %d\n", st.Current)
 	for _, n := range readBack {
@@ -323,8 +328,10 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 	if p.Direction == "down" {
 		verb = "revert"
 	}
+	e.renderReassertPlan(p.Reassert)
 	if len(p.Migrations) == 0 {
 		o.printf("nothing to %s: the database is at version %d\n", verb, p.Current)
+		e.renderHeldPlan(p.HeldWindows)
 		for _, c := range p.Tighten {
 			o.printf("would close the validator window of %s (a backfill proved no older document remains):\n  %s\n", display(c.Collection), display(string(c.Text)))
 		}

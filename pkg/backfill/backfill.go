@@ -84,6 +84,9 @@ type Options struct {
 	// it cannot be guarded. Never a default: an application write landing
 	// between a read and its write would be overwritten.
 	AssumeNoWriters bool
+	// IgnoreReleases runs even while a live release (pkg/release) knows
+	// only versions below the target (see checkReleases).
+	IgnoreReleases bool
 	// Workers, above 1, splits each collection's _id space into ranges
 	// upgraded by that many goroutines on the client path, each range
 	// claimed through a lease of its own, so several processes (on several
@@ -278,6 +281,9 @@ func (r *backfiller) run(ctx context.Context, opts Options) (*Result, error) {
 	// Before anything is written: data a step would discard that the file
 	// does not account for (discard.go).
 	if err := r.checkDiscards(ctx, names); err != nil {
+		return nil, err
+	}
+	if err := r.checkReleases(ctx, names, opts); err != nil {
 		return nil, err
 	}
 	if opts.Progress && opts.progress == nil {

@@ -25,6 +25,9 @@ type (
 	// StateMatches: every collection of the applied migrations is as
 	// declared (after any re-assertion).
 	StateMatches struct{ Collections int }
+	// WindowHeld: the validator window of Collection could close and
+	// stays open while older releases run (Message names them).
+	WindowHeld struct{ Collection, Message string }
 	// WindowReopened: a document below the current version was found
 	// right after the window of Collection was closed (an old release's
 	// write raced the collMod), so the window was sent again.
@@ -67,6 +70,9 @@ func (e StateUnchecked) String() string {
 func (e StateMatches) String() string {
 	return fmt.Sprintf("the server's validators and indexes match the applied migrations (%d collections)", e.Collections)
 }
+func (WindowHeld) Kind() string       { return "window.held" }
+func (WindowHeld) Severity() Severity { return Warning }
+func (e WindowHeld) String() string   { return e.Message }
 func (e WindowReopened) String() string {
 	return fmt.Sprintf("%s: a document below version %d was written while the validator window closed: the window is open again (run the backfill, then up)", e.Collection, e.Version)
 }

@@ -46,6 +46,8 @@ type config struct {
 	lifecycle   *probe.LifecycleSupport
 	expiryBatch int
 	expiryPause time.Duration
+	// allowOldReleases: tighten while older releases are live (releases.go).
+	allowOldReleases bool
 }
 
 // Defaults.

@@ -31,9 +31,15 @@ type Plan struct {
 	// Tighten are the commands that close validator windows a backfill
 	// proved unnecessary (only when nothing is pending).
 	Tighten []Command `json:"tighten,omitempty"`
+	// HeldWindows are windows that could close and stay open while older
+	// releases run (releases.go).
+	HeldWindows []HeldWindow `json:"heldWindows,omitempty"`
 	// Notes are things the reader should know (the server will refuse
 	// validators, say).
 	Notes []string `json:"notes,omitempty"`
+	// Reassert is what up puts back first, where the server differs from
+	// the applied migrations (nil: nothing).
+	Reassert *Reassertion `json:"reassert,omitempty"`
 	// Settings are the effective validationLevel and validationAction of
 	// each collection whose validator a planned migration sends.
 	Settings []EffectiveSettings `json:"settings,omitempty"`
@@ -60,6 +66,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Direction: "up", Current: st.Current, Target: st.Current, Migrations: []PlannedMigration{}}
+	if p.Reassert, err = r.planReassert(ctx); err != nil {
+		return nil, err
+	}
 	for _, m := range pending {
 		cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
 			v, open, err := r.windowFor(ctx, coll, m.Version)
@@ -80,6 +89,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	}
 	if len(pending) == 0 {
 		if p.Tighten, err = r.tightenCommands(ctx, st.applied); err != nil {
+			return nil, err
+		}
+		if p.Tighten, p.HeldWindows, err = r.holdTightening(ctx, maxApplied(st.applied), p.Tighten); err != nil {
 			return nil, err
 		}
 	}

@@ -63,18 +63,67 @@ func (r *Runner) afterLateSend(ctx context.Context, cmd string, err error) error
 // declared state back, under the lock ctx carries.
 func (r *Runner) reassert(ctx context.Context, why string) error {
 	r.cfg.log.Log(events.StateChecking{Why: why})
-	ledger, err := r.readLedger(ctx)
+	f, err := r.declaredFixes(ctx)
 	if err != nil {
 		return err
 	}
-	top := maxApplied(ledger)
-	if reason := r.uncheckable(ledger, top); reason != "" {
-		r.cfg.log.Log(events.StateUnchecked{Why: reason})
+	if f.unchecked != "" {
+		r.cfg.log.Log(events.StateUnchecked{Why: f.unchecked})
 		return nil
 	}
-	states, err := r.declaredStates(ctx, ledger, top)
+	_, err = r.sendFixes(ctx, f)
+	return err
+}
+
+// sendFixes logs f's differences and sends its commands, in order.
+func (r *Runner) sendFixes(ctx context.Context, f fixes) ([]CommandResult, error) {
+	for _, x := range f.diffs {
+		r.cfg.log.Log(events.StateDiffers(x))
+	}
+	var done []CommandResult
+	for i, c := range f.cmds {
+		res, lost, err := r.send(ctx, f.top, i, c)
+		if err == nil {
+			err = lost
+		}
+		if err != nil {
+			return done, fmt.Errorf("put back the declared state of %s: %s: %w", c.Collection, describeCommand(c), err)
+		}
+		done = append(done, res)
+		r.cfg.log.Log(events.StateReasserted{Collection: c.Collection, Summary: describeCommand(c)})
+	}
+	r.cfg.log.Log(events.StateMatches{Collections: f.collections})
+	return done, nil
+}
+
+// fixes is how the server differs from the declared state of the applied
+// migrations (up to top) and the commands that put it back; unchecked
+// says why the declared state cannot be known.
+type fixes struct {
+	top         int64
+	collections int
+	diffs       []serverstate.Difference
+	cmds        []Command
+	unchecked   string
+}
+
+// declaredFixes reads the server's validators, levels, actions and
+// indexes and compares them with what the applied migrations declare.
+func (r *Runner) declaredFixes(ctx context.Context) (fixes, error) {
+	ledger, err := r.readLedger(ctx)
 	if err != nil {
-		return err
+		return fixes{}, err
+	}
+	f := fixes{top: maxApplied(ledger)}
+	if f.top == 0 {
+		return f, nil
+	}
+	if f.unchecked = r.uncheckable(ledger, f.top); f.unchecked != "" {
+		return f, nil
+	}
+	states, err := r.declaredStates(ctx, ledger, f.top)
+	if err != nil {
+		return f, err
 	}
 	names := make([]string, len(states))
 	for i, d := range states {
@@ -82,24 +131,14 @@ func (r *Runner) reassert(ctx context.Context, why string) error {
 	}
 	server, err := serverstate.Read(ctx, r.db, names)
 	if err != nil {
-		return err
+		return f, err
 	}
-	var cmds []Command
+	f.collections = len(states)
 	for _, d := range states {
-		cmds = append(cmds, r.reassertCommands(d, server[d.Name])...)
+		diffs, cmds := r.reassertCommands(d, server[d.Name])
+		f.diffs, f.cmds = append(f.diffs, diffs...), append(f.cmds, cmds...)
 	}
-	for i, c := range cmds {
-		_, lost, err := r.send(ctx, top, i, c)
-		if err == nil {
-			err = lost
-		}
-		if err != nil {
-			return fmt.Errorf("put back the declared state of %s: %s: %w", c.Collection, describeCommand(c), err)
-		}
-		r.cfg.log.Log(events.StateReasserted{Collection: c.Collection, Summary: describeCommand(c)})
-	}
-	r.cfg.log.Log(events.StateMatches{Collections: len(states)})
-	return nil
+	return f, nil
 }
 
 // uncheckable says why the declared state cannot be known: an applied
@@ -171,13 +210,10 @@ func (r *Runner) declaredValidator(ctx context.Context, d *serverstate.Declared,
 	return nil
 }
 
-// reassertCommands are the commands that put d back on a server holding
-// s, each difference logged as an [events.StateDiffers].
-func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collection) []Command {
+// reassertCommands are how s, what the server holds, differs from d and
+// the commands that put d back.
+func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collection) ([]serverstate.Difference, []Command) {
 	diffs, fixes := serverstate.Compare(d, s)
-	for _, x := range diffs {
-		r.cfg.log.Log(events.StateDiffers(x))
-	}
 	var cmds []Command
 	for _, f := range fixes {
 		switch {
@@ -191,5 +227,5 @@ func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collecti
 			cmds = append(cmds, collModCommand(d.Name, f.SetOptions))
 		}
 	}
-	return cmds
+	return diffs, cmds
 }

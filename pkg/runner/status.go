@@ -13,6 +13,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/statusview"
+	"github.com/mongomig/mongomig/pkg/release"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -32,6 +33,8 @@ type Status struct {
 	ServerUnchecked string `json:"serverUnchecked,omitempty"`
 	// Marks are the migrations recorded applied or not by hand.
 	Marks []Mark `json:"marks,omitempty"`
+	// Releases are the live release announcements (status_releases.go).
+	Releases []release.Release `json:"releases"`
 
 	applied map[int64]LedgerEntry
 }
@@ -81,6 +84,9 @@ func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, err
 		}
 	}
 	if err := r.deployStatus(ctx, st, opts); err != nil {
+		return nil, err
+	}
+	if err := r.releasesOf(ctx, st); err != nil {
 		return nil, err
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {

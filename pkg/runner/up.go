@@ -43,6 +43,9 @@ type Applied struct {
 type UpResult struct {
 	Applied   []Applied   `json:"applied"`
 	Tightened *Tightening `json:"tightened,omitempty"`
+	// Reasserted is what up put back first where the server differed
+	// from the applied migrations (reassert_up.go).
+	Reasserted *Reasserted `json:"reasserted,omitempty"`
 }
 
 // Tightening is up closing validator windows that a backfill proved
@@ -52,6 +55,8 @@ type UpResult struct {
 type Tightening struct {
 	Commands             []CommandResult `json:"commands"`
 	ClientSideValidators []string        `json:"clientSideValidators,omitempty"`
+	// Held are the windows left open while older releases run (releases.go).
+	Held []HeldWindow `json:"held,omitempty"`
 }
 
 // DriftError lists applied migrations whose file changed or disappeared.
@@ -131,6 +136,9 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 		if err := r.acceptDrift(ctx); err != nil {
 			return err
 		}
+		if res.Reasserted, err = r.reassertDiffering(ctx); err != nil {
+			return err
+		}
 		total = len(pending)
 		exists, err := r.existing(ctx)
 		if err != nil {
@@ -161,8 +169,18 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 		return nil, err
 	}
 	cmds, err := r.tightenCommands(ctx, ledger)
-	if err != nil || len(cmds) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	cmds, held, err := r.holdTightening(ctx, maxApplied(ledger), cmds)
+	if err != nil || len(cmds) == 0 && len(held) == 0 {
+		return nil, err
+	}
+	for _, h := range held {
+		r.cfg.log.Log(events.WindowHeld{Collection: h.Collection, Message: h.Message})
+	}
+	if len(cmds) == 0 {
+		return &Tightening{Commands: []CommandResult{}, Held: held}, nil
 	}
 	results, clientSide, err := r.runAll(ctx, 0, "validator window", "up", cmds)
 	if err != nil {
@@ -172,7 +190,7 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tightening{Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...))}, nil
+	return &Tightening{Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...)), Held: held}, nil
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {

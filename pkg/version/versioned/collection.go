@@ -28,6 +28,7 @@ type Collection struct {
 	bsonOpts *options.BSONOptions
 	stats    *counters
 	queue    *queue // nil unless the policy is Deferred
+	gate     Gate   // nil: write-backs are never held (gate.go)
 }
 
 // Option configures [New].

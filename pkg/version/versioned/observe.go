@@ -85,11 +85,13 @@ type Stats struct {
 	Timeouts  int64 // of them, timed out (or lost their connection)
 	Retried   int64 // write-backs sent again after a timeout
 	Batch     int64 // the deferred queue's bulk size now (adapted to the server)
+	Held      int64 // write-backs the gate held (WithWriteBackGate)
 }
 
 type counters struct {
 	upgraded, queued, coalesced, dropped, written, lost, failed, bulks atomic.Int64
 	timeouts, retried, batch                                           atomic.Int64
+	held                                                               atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -98,5 +100,6 @@ func (c *counters) snapshot() Stats {
 		Dropped: c.dropped.Load(), Written: c.written.Load(), Lost: c.lost.Load(),
 		Failed: c.failed.Load(), Bulks: c.bulks.Load(),
 		Timeouts: c.timeouts.Load(), Retried: c.retried.Load(), Batch: c.batch.Load(),
+		Held: c.held.Load(),
 	}
 }

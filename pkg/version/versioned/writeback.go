@@ -92,7 +92,7 @@ func (c *Collection) upgraded(ctx context.Context, before, after bson.Raw, write
 		id = idOf(before)
 		c.event(Event{Kind: Upgraded, ID: id, From: from, To: c.current})
 	}
-	if !writeBack {
+	if !writeBack || c.policy != Never && c.held() {
 		return
 	}
 	switch c.policy {

@@ -1,0 +1,65 @@
+package runner
+
+// Tightening holds while an older release runs: closing a collection's
+// validator window to its current schema would refuse every write of a
+// live release (pkg/release) that knows only older versions of it (it
+// stamps the version it knows). Up leaves such a window open, says who
+// still runs, and closes it on a later up once they are gone; without
+// announcements nothing is live and nothing is held.
+// WithAllowOldReleases closes it anyway.
+
+import (
+	"context"
+
+	"github.com/mongomig/mongomig/pkg/release"
+)
+
+// HeldWindow is a validator window up could close and left open: live
+// releases know only versions of Collection below Target.
+type HeldWindow struct {
+	Collection string            `json:"collection"`
+	Target     int64             `json:"target"`
+	Releases   []release.Release `json:"releases"`
+	Message    string            `json:"message"`
+}
+
+// WithAllowOldReleases makes up close validator windows while releases
+// that know only older versions are live (`up --allow-old-releases`).
+func WithAllowOldReleases(allow bool) Option {
+	return optionFunc(func(c *config) error {
+		c.allowOldReleases = allow
+		return nil
+	})
+}
+
+// holdTightening splits cmds, tightenCommands' collMods once migration top
+// is applied, into those to send and the windows held for live releases.
+func (r *Runner) holdTightening(ctx context.Context, top int64, cmds []Command) ([]Command, []HeldWindow, error) {
+	if len(cmds) == 0 || r.cfg.allowOldReleases {
+		return cmds, nil, nil
+	}
+	live, err := r.LiveReleases(ctx)
+	if err != nil || len(live) == 0 {
+		return cmds, nil, err
+	}
+	var keep []Command
+	var held []HeldWindow
+	for _, c := range cmds {
+		target := r.docVersionAt(c.Collection, top)
+		behind := release.Behind(live, c.Collection, target)
+		if len(behind) == 0 {
+			keep = append(keep, c)
+			continue
+		}
+		e := release.BehindError{What: "closing the validator window", Collection: c.Collection, Target: target, Releases: behind}
+		held = append(held, HeldWindow{Collection: c.Collection, Target: target, Releases: behind,
+			Message: e.Error() + ": they write documents the closed window would refuse; it closes on an up once they are gone"})
+	}
+	return keep, held, nil
+}
+
+// LiveReleases lists the releases announced in the database whose
+// announcement has not expired (pkg/release).
+func (r *Runner) LiveReleases(ctx context.Context) ([]release.Release, error) {
+	return release.Live(ctx, r.db, "")
+}
