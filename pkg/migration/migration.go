@@ -21,6 +21,8 @@ type Migration struct {
 	// Run are the run-once operations (run.go), in file order, applied
 	// by `up` after the collections' part.
 	Run []RunOp `json:"run,omitempty"`
+	// Buckets are the time-bucketed families (buckets.go), in file order.
+	Buckets []*BucketFamily `json:"buckets,omitempty"`
 	// Checksum identifies the file's exact bytes ("sha256:<hex>"); a
 	// different checksum for an applied version is drift.
 	Checksum string `json:"checksum"`

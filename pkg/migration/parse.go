@@ -295,7 +295,7 @@ func lineHasTabIndent(data []byte, line int) bool {
 	return bytes.ContainsRune(l[:len(l)-len(trimmed)], '\t')
 }
 
-var topKeys = []string{"description", "collections", "run"}
+var topKeys = []string{"description", "collections", "run", "buckets"}
 
 func (p *parser) top(m *Migration, n *yaml.Node) {
 	n = deref(n)
@@ -315,6 +315,9 @@ func (p *parser) top(m *Migration, n *yaml.Node) {
 		case "run":
 			sawCollections = true // a migration may be run operations alone
 			m.Run = p.run(v)
+		case "buckets":
+			sawCollections = true // a migration may declare families alone
+			m.Buckets = p.buckets(v)
 		}
 	})
 	if !sawCollections {
