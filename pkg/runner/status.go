@@ -118,6 +118,11 @@ type Status struct {
 	ServerUnchecked string `json:"serverUnchecked,omitempty"`
 	// Marks are the migrations recorded applied or not by hand.
 	Marks []Mark `json:"marks,omitempty"`
+	// Buckets are the time-bucketed families the applied migrations
+	// declare, with their members (status_lifecycle.go).
+	Buckets []FamilyMembers `json:"buckets,omitempty"`
+	// Undeclared are the collections no migration declares.
+	Undeclared []UndeclaredCollection `json:"undeclared"`
 
 	applied map[int64]LedgerEntry
 }
@@ -167,6 +172,9 @@ func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, err
 		}
 	}
 	if err := r.deployStatus(ctx, st, opts); err != nil {
+		return nil, err
+	}
+	if err := r.lifecycleStatus(ctx, st); err != nil {
 		return nil, err
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {

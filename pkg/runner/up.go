@@ -42,6 +42,8 @@ type Applied struct {
 type UpResult struct {
 	Applied   []Applied   `json:"applied"`
 	Tightened *Tightening `json:"tightened,omitempty"`
+	// Buckets is what up did to the time-bucketed families (nil: none declared; buckets.go).
+	Buckets *BucketRun `json:"buckets,omitempty"`
 }
 
 // Tightening is up closing validator windows that a backfill proved
@@ -155,7 +157,9 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 			return err
 		}
 		res.Tightened = t
-		return nil
+		b, err := r.bucketsUnderLock(ctx, time.Time{})
+		res.Buckets = b
+		return err
 	})
 	err = r.afterLateSend(ctx, "up", err)
 	return res, interrupted(ctx, err, "up", res.Applied, total)
