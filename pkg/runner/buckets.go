@@ -147,6 +147,9 @@ func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(
 		return nil, nil
 	}
 	if at.IsZero() {
+		at = r.cfg.bucketsAt
+	}
+	if at.IsZero() {
 		var err error
 		if at, err = serverTime(ctx, r.db); err != nil {
 			return nil, fmt.Errorf("buckets: read the server's clock: %w", err)

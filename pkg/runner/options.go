@@ -40,6 +40,9 @@ type config struct {
 	// given or probed once (enforce.go).
 	clientSide []string
 	caps       *probe.Capabilities
+	// bucketsAt, set only by tests (buckets_export_test.go), is the time
+	// up's run of the families brings them to (zero: the server's clock).
+	bucketsAt time.Time
 }
 
 // Defaults.
