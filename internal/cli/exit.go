@@ -96,7 +96,8 @@ func exitCode(err error) int {
 	}
 	var invalid *runner.InvalidFilesError
 	var unenforceable *runner.UnenforceableError
-	if errors.As(err, &invalid) || errors.As(err, &unenforceable) {
+	var unsupported *runner.UnsupportedSettingError
+	if errors.As(err, &invalid) || errors.As(err, &unenforceable) || errors.As(err, &unsupported) {
 		return ExitUsage
 	}
 	return ExitFailure

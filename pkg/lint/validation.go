@@ -19,7 +19,7 @@ func (r *Report) lintConstraintAction(ms []*migration.Migration) {
 		action migration.Action
 	}
 	colls, fams := map[string]*setting{}, map[string]*setting{}
-	check := func(m *migration.Migration, seen map[string]*setting, name string, level migration.Level, action migration.Action, pos migration.Pos, what string) {
+	check := func(m *migration.Migration, seen map[string]*setting, name string, level migration.Level, action migration.Action, base, what string) {
 		s := seen[name]
 		if s == nil {
 			s = &setting{level: migration.LevelStrict, action: migration.ActionError}
@@ -32,6 +32,10 @@ func (r *Report) lintConstraintAction(ms []*migration.Migration) {
 			s.action = action
 		}
 		if (level != "" || action != "") && s.level == migration.LevelConstraint && s.action == migration.ActionWarn {
+			pos := m.Position(base + "/validationLevel") // the key this file sets
+			if action != "" {
+				pos = m.Position(base + "/validationAction")
+			}
 			r.add(Problem{Severity: SeverityError, File: m.File, Line: pos.Line, Column: pos.Column, Collection: name,
 				Message: fmt.Sprintf("%s %q: validationLevel constraint with validationAction warn, which MongoDB refuses", what, name),
 				Hint:    "constraint guarantees every stored document is valid, so invalid writes must fail: use validationAction error or errorAndLog, or another level"})
@@ -39,10 +43,10 @@ func (r *Report) lintConstraintAction(ms []*migration.Migration) {
 	}
 	for _, m := range ms {
 		for _, c := range m.Collections {
-			check(m, colls, c.Name, c.ValidationLevel, c.ValidationAction, c.Pos, "collection")
+			check(m, colls, c.Name, c.ValidationLevel, c.ValidationAction, "/collections/"+escapePointer(c.Name), "collection")
 		}
 		for _, b := range m.Buckets {
-			check(m, fams, b.Pattern, b.ValidationLevel, b.ValidationAction, b.Pos, "bucket family")
+			check(m, fams, b.Pattern, b.ValidationLevel, b.ValidationAction, "/buckets/"+escapePointer(b.Pattern), "bucket family")
 		}
 	}
 }

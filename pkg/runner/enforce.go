@@ -147,7 +147,8 @@ func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigratio
 func (r *Runner) preflight(ctx context.Context, to int64) error {
 	_, err := r.Plan(ctx, to)
 	var ue *UnenforceableError
-	if errors.As(err, &ue) || errors.Is(err, errProbe) {
+	var us *UnsupportedSettingError
+	if errors.As(err, &ue) || errors.Is(err, errProbe) || errors.As(err, &us) {
 		return err
 	}
 	return nil
