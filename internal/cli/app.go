@@ -284,6 +284,7 @@ func newApp(e *env) *cli.App {
 			backfillCommand(e),
 			unlockCommand(e),
 			markCommand(e),
+			bucketsCommand(e),
 			infoCommand(e),
 			demoCommand(e),
 			initCommand(e),

@@ -101,7 +101,8 @@ func exitCode(err error) int {
 	var invalid *runner.InvalidFilesError
 	var unenforceable *runner.UnenforceableError
 	var lifecycle *runner.LifecycleRefusedError
-	if errors.As(err, &invalid) || errors.As(err, &unenforceable) || errors.As(err, &lifecycle) {
+	var unsupported *runner.UnsupportedSettingError
+	if errors.As(err, &invalid) || errors.As(err, &unenforceable) || errors.As(err, &lifecycle) || errors.As(err, &unsupported) {
 		return ExitUsage
 	}
 	return ExitFailure

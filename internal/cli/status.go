@@ -124,6 +124,7 @@ func (e *env) renderStatus(st *runner.Status) {
 	}
 	e.renderDeploy(st)
 	e.renderReleases(st.Releases)
+	e.renderLifecycle(st) // status_lifecycle.go
 	if len(st.Leases) > 0 {
 		o.printf("%s\n", o.bold("leases"))
 		rows = nil

@@ -74,6 +74,7 @@ func parseUpFlags(c *cli.Context, jsonFlag bool) (upOptions, error) {
 type upResult struct {
 	Applied   []runner.Applied   `json:"applied"`
 	Tightened *runner.Tightening `json:"tightened,omitempty"`
+	Buckets   *runner.BucketRun  `json:"buckets,omitempty"`
 	Current   int64              `json:"current"`
 	// Reasserted: what up put back first (runner.UpResult).
 	Reasserted *runner.Reasserted `json:"reasserted,omitempty"`
@@ -121,9 +122,10 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 		return err
 	}
 	if e.out.json {
-		return e.out.writeJSON(upResult{Applied: applied, Tightened: res.Tightened, Current: st.Current, Reasserted: res.Reasserted})
+		return e.out.writeJSON(upResult{Applied: applied, Tightened: res.Tightened, Buckets: res.Buckets, Current: st.Current, Reasserted: res.Reasserted})
 	}
 	e.renderReasserted(res.Reasserted)
+	e.renderBuckets(res.Buckets, false) // buckets.go
 	if len(applied) == 0 && res.Tightened == nil {
 		e.out.printf("nothing to apply: the database is at version %d\n", st.Current)
 		return nil
@@ -228,6 +230,9 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 			renderIndexBuilds(e.out, rep.IndexBuilds)
 		}
 		renderDiscards(e.out, rep.Discards, refused)
+		if err := e.dryRunBuckets(ctx, s, to); err != nil { // buckets.go
+			return err
+		}
 	}
 	if err := refuseDiscards(refused); err != nil {
 		return err

@@ -84,13 +84,14 @@ func TestCustomBinaryLinksNoSandbox(t *testing.T) {
 }
 
 // TestFloors: pkg/migration and pkg/validator import neither each other
-// nor any mongomig package but the standard-library-only internal/suggest;
+// nor any mongomig package but the standard-library-only internal/suggest
+// and pkg/buckets;
 // pkg/lease imports no mongomig package.
 func TestFloors(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	allowed := map[string]bool{module + "/internal/suggest": true}
+	allowed := map[string]bool{module + "/internal/suggest": true, module + "/pkg/buckets": true}
 	for _, pkg := range []string{"pkg/migration", "pkg/validator"} {
 		for _, d := range deps(t, pkg) {
 			if strings.HasPrefix(d, module+"/") && d != module+"/"+pkg && !allowed[d] {
@@ -113,7 +114,7 @@ func TestFloors(t *testing.T) {
 	// wrapper) pulls in only the floors below it: never pkg/runner,
 	// pkg/lease, the CLI or the sandbox.
 	below := map[string]bool{}
-	for _, p := range []string{"pkg/version", "pkg/version/versioned", "pkg/validator", "pkg/migration", "internal/suggest"} {
+	for _, p := range []string{"pkg/version", "pkg/version/versioned", "pkg/validator", "pkg/migration", "internal/suggest", "pkg/buckets"} {
 		below[module+"/"+p] = true
 	}
 	for _, pkg := range []string{"pkg/version", "pkg/version/versioned"} {
@@ -126,6 +127,12 @@ func TestFloors(t *testing.T) {
 	for _, d := range deps(t, "internal/suggest") {
 		if strings.Contains(d, ".") && !strings.HasPrefix(d, module) {
 			t.Errorf("internal/suggest must use only the standard library, imports %s", d)
+		}
+	}
+	// pkg/buckets is for application code too: the standard library only.
+	for _, d := range deps(t, "pkg/buckets") {
+		if strings.Contains(strings.Split(d, "/")[0], ".") && d != module+"/pkg/buckets" {
+			t.Errorf("pkg/buckets must use only the standard library, imports %s", d)
 		}
 	}
 }

@@ -109,6 +109,8 @@ func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, 
 	}
 	r.lintCollectionNames(ms)
 	r.lintIntegrity(ms)
+	r.lintBuckets(ms)
+	r.lintConstraintAction(ms)
 	// Steps that touch the version field or the step marker: the field's
 	// name is the registry's (version.WithField), so pkg/version checks.
 	// Examples cannot run on such a chain (the registry refuses it).
@@ -151,7 +153,7 @@ func emptyMigration(m *migration.Migration, sev Severity) Problem {
 func Pending(ms []*migration.Migration) *Report {
 	r := &Report{Problems: []Problem{}}
 	for _, m := range ms {
-		if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 {
+		if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 && len(m.Buckets) == 0 {
 			r.add(emptyMigration(m, SeverityError))
 		}
 	}
@@ -168,7 +170,7 @@ func (r *Report) add(p Problem) {
 }
 
 func (r *Report) lintMigration(m *migration.Migration) {
-	if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 && !m.Broken {
+	if len(m.Collections) == 0 && len(m.Run) == 0 && len(m.Views) == 0 && len(m.Buckets) == 0 && !m.Broken {
 		r.add(emptyMigration(m, SeverityWarning))
 	}
 	r.lintRun(m)

@@ -103,15 +103,15 @@ func (p *parser) collection(name string, k, n *yaml.Node) *Collection {
 		case "validationLevel":
 			if s, ok := p.str(v, "write off, moderate or strict"); ok {
 				c.ValidationLevel = Level(s)
-				if !contains([]string{"off", "moderate", "strict"}, s) {
-					p.errorf(v, "write off, moderate or strict (MongoDB's default is strict)", "invalid validationLevel %q", s)
+				if !contains(Levels, s) {
+					p.errorf(v, "write off, moderate or strict (MongoDB's default is strict), or constraint where the server has it (MongoDB 9.0)", "invalid validationLevel %q", s)
 				}
 			}
 		case "validationAction":
 			if s, ok := p.str(v, "write error or warn"); ok {
 				c.ValidationAction = Action(s)
-				if !contains([]string{"error", "warn"}, s) {
-					p.errorf(v, "write error or warn (MongoDB's default is error)", "invalid validationAction %q", s)
+				if !contains(Actions, s) {
+					p.errorf(v, "write error or warn (MongoDB's default is error), or errorAndLog where the server has it (MongoDB 8.1)", "invalid validationAction %q", s)
 				}
 			}
 		case "upgrade":

@@ -24,6 +24,8 @@ type Migration struct {
 	// Views are the views the migration creates, changes or drops
 	// (lifecycle.go), in file order.
 	Views []*View `json:"views,omitempty"`
+	// Buckets are the time-bucketed families (buckets.go), in file order.
+	Buckets []*BucketFamily `json:"buckets,omitempty"`
 	// Checksum identifies the file's exact bytes ("sha256:<hex>"); a
 	// different checksum for an applied version is drift.
 	Checksum string `json:"checksum"`

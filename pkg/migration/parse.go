@@ -295,7 +295,7 @@ func lineHasTabIndent(data []byte, line int) bool {
 	return bytes.ContainsRune(l[:len(l)-len(trimmed)], '\t')
 }
 
-var topKeys = []string{"description", "collections", "run", "views"}
+var topKeys = []string{"description", "collections", "run", "views", "buckets"}
 
 func (p *parser) top(m *Migration, n *yaml.Node) {
 	n = deref(n)
@@ -318,6 +318,9 @@ func (p *parser) top(m *Migration, n *yaml.Node) {
 		case "views":
 			sawCollections = true // a migration may declare views alone
 			m.Views = p.views(v)
+		case "buckets":
+			sawCollections = true // a migration may declare families alone
+			m.Buckets = p.buckets(v)
 		}
 	})
 	if !sawCollections {

@@ -10,7 +10,7 @@ import (
 // SchemaChecksum covers what `up` sends and how documents are upgraded:
 // per collection the validator, level, action, upgrade steps and index
 // changes (each created index as the createIndexes command that builds
-// it), and the run-once operations. The revert-only and documentary parts (downgrade, examples,
+// it), the run-once operations and the time-bucketed families. The revert-only and documentary parts (downgrade, examples,
 // description, comments, formatting) are left out, so they may be added
 // or corrected after a migration was applied without being drift. The
 // ledger stores it: its value for a file never changes between releases.
@@ -52,6 +52,9 @@ func SchemaChecksum(m *Migration) string {
 	}
 	if lc := lifecycleChecksum(m); lc != nil {
 		covered = append(covered, bson.E{Key: "lifecycle", Value: lc}) // only when present, as run
+	}
+	if fams := bucketsChecksum(m); fams != nil {
+		covered = append(covered, bson.E{Key: "buckets", Value: fams}) // as run: only when present
 	}
 	b, err := bson.MarshalExtJSON(covered, true, false)
 	if err != nil {

@@ -48,6 +48,8 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "view already absent"}, nil
 	case c.Name == "dropIndexes" && probe.HasCode(err, probe.CodeIndexNotFound, probe.CodeNamespaceNotFound):
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
+	case c.Name == "drop" && probe.HasCode(err, probe.CodeNamespaceNotFound):
+		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "collection already absent"}, nil // a bucket member (buckets.go)
 	}
 	return CommandResult{}, err
 }

@@ -43,4 +43,5 @@ var (
 	sentValidator        = cmddoc.SentValidator
 	setsValidatorOptions = cmddoc.SetsValidatorOptions
 	newCommand           = cmddoc.New
+	validatorFields      = cmddoc.ValidatorFields
 )

@@ -134,7 +134,8 @@ func (r *Runner) preflight(ctx context.Context, to int64) error {
 	_, err := r.Plan(ctx, to)
 	var ue *UnenforceableError
 	var le *LifecycleRefusedError
-	if errors.As(err, &ue) || errors.As(err, &le) || errors.Is(err, errProbe) {
+	var us *UnsupportedSettingError
+	if errors.As(err, &ue) || errors.As(err, &le) || errors.Is(err, errProbe) || errors.As(err, &us) {
 		return err
 	}
 	return nil

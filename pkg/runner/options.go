@@ -48,6 +48,9 @@ type config struct {
 	expiryPause time.Duration
 	// allowOldReleases: tighten while older releases are live (releases.go).
 	allowOldReleases bool
+	// bucketsAt, set only by tests (buckets_export_test.go), is the time
+	// up's run of the families brings them to (zero: the server's clock).
+	bucketsAt time.Time
 }
 
 // Defaults.

@@ -35,6 +35,11 @@ type Status struct {
 	Marks []Mark `json:"marks,omitempty"`
 	// Releases are the live release announcements (status_releases.go).
 	Releases []release.Release `json:"releases"`
+	// Buckets are the time-bucketed families the applied migrations
+	// declare, with their members (status_lifecycle.go).
+	Buckets []FamilyMembers `json:"buckets,omitempty"`
+	// Undeclared are the collections no migration declares.
+	Undeclared []UndeclaredCollection `json:"undeclared"`
 
 	applied map[int64]LedgerEntry
 }
@@ -87,6 +92,9 @@ func (r *Runner) StatusOf(ctx context.Context, opts StatusOptions) (*Status, err
 		return nil, err
 	}
 	if err := r.releasesOf(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := r.lifecycleStatus(ctx, st); err != nil {
 		return nil, err
 	}
 	if st.Leases, err = r.Leases(ctx); err != nil {

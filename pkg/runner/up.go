@@ -46,6 +46,8 @@ type UpResult struct {
 	// Reasserted is what up put back first where the server differed
 	// from the applied migrations (reassert_up.go).
 	Reasserted *Reasserted `json:"reasserted,omitempty"`
+	// Buckets is what up did to the time-bucketed families (nil: none declared; buckets.go).
+	Buckets *BucketRun `json:"buckets,omitempty"`
 }
 
 // Tightening is up closing validator windows that a backfill proved
@@ -156,7 +158,9 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 			return err
 		}
 		res.Tightened = t
-		return nil
+		b, err := r.bucketsUnderLock(ctx, time.Time{})
+		res.Buckets = b
+		return err
 	})
 	err = r.afterLateSend(ctx, "up", err)
 	return res, interrupted(ctx, err, "up", res.Applied, total)

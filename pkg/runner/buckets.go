@@ -1,0 +1,276 @@
+package runner
+
+// Time-bucketed families (the buckets: key of the files, pkg/buckets for
+// the names): the members a family's declaration wants as of a time, the
+// commands that get there, and Buckets, which sends them under the
+// migration lock. The runner is the one sender of create, collMod,
+// createIndexes, dropIndexes and drop for members. Only a collection
+// whose name the family's pattern produces is a member (pkg/buckets'
+// Parse), so no other collection is ever dropped; a member is dropped
+// only when its period started before the Keep periods that end with the
+// current one.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/mongomig/mongomig/internal/serverstate"
+	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
+)
+
+// BucketOptions configure [Runner.Buckets].
+type BucketOptions struct {
+	// DryRun: plan the commands and send nothing (no lock is taken).
+	DryRun bool
+	// At is the time the families are brought to (zero: the server's
+	// clock, so that every process agrees on the current period).
+	At time.Time
+}
+
+// BucketRun is what a [Runner.Buckets] did (or, in a dry run, would do).
+type BucketRun struct {
+	// At is the time the families were brought to.
+	At time.Time `json:"at"`
+	// Families are the declared families with their members.
+	Families []FamilyMembers `json:"families"`
+	// Commands are the commands sent (a dry run: planned, Outcome empty),
+	// in order: per family, the drops, then the changes of the members
+	// kept, then the creates.
+	Commands []CommandResult `json:"commands"`
+	// ClientSide lists members whose validator the server does not
+	// enforce: they are created without it.
+	ClientSide []string `json:"clientSideValidators,omitempty"`
+}
+
+// FamilyMembers is one declared family and its members.
+type FamilyMembers struct {
+	Pattern string `json:"pattern"`
+	Period  string `json:"period"`
+	Ahead   int    `json:"ahead"`
+	Keep    int    `json:"keep"`
+	// Members are the members that exist (before the run), oldest first.
+	Members []string `json:"members"`
+	// Create and Drop are the members the run creates and drops.
+	Create []string `json:"create,omitempty"`
+	Drop   []string `json:"drop,omitempty"`
+}
+
+// Buckets brings every family the applied migrations declare to its
+// declared state as of opts.At: each member from the current period to
+// Ahead periods ahead exists with the family's validator and indexes, the
+// members kept are changed to them where they differ, and the members
+// older than Keep periods are dropped. It takes the migration lock (a
+// dry run takes none), so two processes running it at once send each
+// command once; run again, it sends nothing. `up` runs it after the
+// migrations it applies.
+func (r *Runner) Buckets(ctx context.Context, opts BucketOptions) (*BucketRun, error) {
+	if opts.DryRun {
+		applied, err := r.appliedSet(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return r.planBuckets(ctx, opts.At, func(v int64) bool { return applied[v] })
+	}
+	var run *BucketRun
+	err := r.withLock(withCommand(ctx, "buckets"), lockID, func(ctx context.Context) error {
+		var err error
+		run, err = r.bucketsUnderLock(ctx, opts.At)
+		return err
+	})
+	return run, err
+}
+
+// bucketsUnderLock plans against the ledger read under the lock ctx
+// carries and sends the plan.
+func (r *Runner) bucketsUnderLock(ctx context.Context, at time.Time) (*BucketRun, error) {
+	applied, err := r.appliedSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run, err := r.planBuckets(ctx, at, func(v int64) bool { return applied[v] })
+	if err != nil || run == nil {
+		return run, err
+	}
+	planned := run.Commands
+	run.Commands = nil
+	for i, p := range planned {
+		res, lost, err := r.send(ctx, 0, i, p.Command)
+		if err == nil {
+			err = lost
+		}
+		if err != nil {
+			return run, fmt.Errorf("buckets: %s: %s: %w", p.Collection, describeCommand(p.Command), err)
+		}
+		run.Commands = append(run.Commands, res)
+		r.cfg.log.Log(events.CommandSent{File: "buckets", Collection: p.Collection, Command: p.Name, Summary: describeCommand(p.Command)})
+	}
+	return run, nil
+}
+
+func (r *Runner) appliedSet(ctx context.Context) (map[int64]bool, error) {
+	ledger, err := r.readLedger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(ledger))
+	for v := range ledger {
+		out[v] = true
+	}
+	return out, nil
+}
+
+// planBuckets is the run that brings the families declared by the
+// migrations applied says are applied to their state as of at; nil when
+// they declare none (nothing is read).
+func (r *Runner) planBuckets(ctx context.Context, at time.Time, applied func(int64) bool) (*BucketRun, error) {
+	return r.plannedBuckets(ctx, at, applied, true)
+}
+
+// planBucketsRead is planBuckets for status, which only reads: the
+// server's validator capabilities are not probed, so the commands may
+// send a validator the server does not enforce (status shows only which
+// members would be created and dropped).
+func (r *Runner) planBucketsRead(ctx context.Context, at time.Time, applied func(int64) bool) (*BucketRun, error) {
+	return r.plannedBuckets(ctx, at, applied, false)
+}
+
+func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(int64) bool, probe bool) (*BucketRun, error) {
+	fams := migration.Families(r.migrations, applied)
+	if len(fams) == 0 {
+		return nil, nil
+	}
+	if at.IsZero() {
+		at = r.cfg.bucketsAt
+	}
+	if at.IsZero() {
+		var err error
+		if at, err = serverTime(ctx, r.db); err != nil {
+			return nil, fmt.Errorf("buckets: read the server's clock: %w", err)
+		}
+	}
+	server, err := r.heldAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run := &BucketRun{At: at.UTC(), Families: []FamilyMembers{}, Commands: []CommandResult{}}
+	for _, f := range fams {
+		if err := r.planFamily(ctx, run, f, server, probe); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
+}
+
+func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.FamilyState, server map[string]serverstate.Collection, probe bool) error {
+	fm := FamilyMembers{Pattern: f.Pattern, Period: string(f.Family.Period), Ahead: f.Ahead, Keep: f.Keep, Members: []string{}}
+	starts := map[string]time.Time{}
+	for name := range server {
+		if s, err := f.Family.Parse(name); err == nil {
+			starts[name] = s
+		}
+	}
+	fm.Members = slices.SortedFunc(maps.Keys(starts), func(a, b string) int { return starts[a].Compare(starts[b]) })
+	validator, clientSide := f.Validator, false
+	if probe {
+		var err error
+		if validator, clientSide, err = r.familyValidator(ctx, f); err != nil {
+			return err
+		}
+	}
+	d := serverstate.Declared{Validator: validator, From: f.From, Level: string(f.Level), Action: string(f.Action),
+		Indexes: f.Indexes, IndexFrom: f.IndexFrom, Dropped: f.Dropped}
+	if validator == nil {
+		d.Level, d.Action = "", ""
+	}
+	oldest := f.Family.Add(run.At, -(f.Keep - 1)) // the first period kept
+	var cmds []Command
+	for _, name := range fm.Members {
+		if f.Keep > 0 && starts[name].Before(oldest) {
+			fm.Drop = append(fm.Drop, name)
+			cmds = append(cmds, newCommand(name, "drop", "", dropDoc(name)))
+		}
+	}
+	for _, name := range fm.Members {
+		if slices.Contains(fm.Drop, name) {
+			continue
+		}
+		held, err := serverstate.Read(ctx, r.db, []string{name})
+		if err != nil {
+			return err
+		}
+		d.Name = name
+		_, fixes := r.reassertCommands(d, held[name])
+		cmds = append(cmds, fixes...)
+	}
+	for i := 0; i <= f.Ahead; i++ {
+		name := f.Family.Name(f.Family.Add(run.At, i))
+		if _, ok := starts[name]; ok {
+			continue
+		}
+		fm.Create = append(fm.Create, name)
+		if clientSide {
+			run.ClientSide = append(run.ClientSide, name)
+		}
+		cmds = append(cmds, createCommand(name, validatorFields(validator, levelOf(validator, f.Level), actionOf(validator, f.Action))))
+		for _, idx := range slices.Sorted(maps.Keys(f.Indexes)) {
+			cmds = append(cmds, createIndexCommand(name, f.Indexes[idx]))
+		}
+	}
+	for _, c := range cmds {
+		run.Commands = append(run.Commands, CommandResult{Command: c})
+	}
+	run.Families = append(run.Families, fm)
+	return nil
+}
+
+func dropDoc(name string) bson.D { return bson.D{{Key: "drop", Value: name}} }
+
+// levelOf and actionOf are the settings sent with a validator (none
+// without one: they would mean nothing).
+func levelOf(v bson.D, l migration.Level) migration.Level {
+	if v == nil {
+		return ""
+	}
+	return l
+}
+
+func actionOf(v bson.D, a migration.Action) migration.Action {
+	if v == nil {
+		return ""
+	}
+	return a
+}
+
+// familyValidator is the validator members get: the family's, or none
+// (clientSide true) when the server does not enforce it.
+func (r *Runner) familyValidator(ctx context.Context, f migration.FamilyState) (bson.D, bool, error) {
+	if f.Validator == nil {
+		return nil, false, nil
+	}
+	caps, err := r.capabilities(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if !caps.Validators.Available || len(probe.RefusedKeywords(f.Validator, &caps.Keywords)) > 0 {
+		return nil, true, nil
+	}
+	return f.Validator, false, nil
+}
+
+// PlanBuckets is what up's run of the families would do once the
+// migrations pending up to version to are applied (nil: none declares a
+// family). It sends nothing.
+func (r *Runner) PlanBuckets(ctx context.Context, to int64) (*BucketRun, error) {
+	applied, err := r.appliedSet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.planBuckets(ctx, time.Time{}, func(v int64) bool { return applied[v] || v <= to })
+}
