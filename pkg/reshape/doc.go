@@ -23,11 +23,22 @@
 // The extracted child (extract moves parent.<array> into documents of a
 // child collection):
 //
-//  4. A child's _id is a function of its parent's _id and the element
-//     alone ([ChildID]): {parent: <parent _id>, key: <element's _id>} for a
-//     document with an _id, else {parent: <parent _id>, hash: <sha256 of
-//     the element's BSON>, n: <how many equal elements precede it>}. A
-//     child is inserted, never replaced: writing it twice inserts it once.
+//  4. A child's _id is a function of its parent's _id, the element and
+//     the parent's epoch for the array ([ChildIDs]): {parent: <parent
+//     _id>, key: <element's _id>} for a document with an _id, else
+//     {parent: <parent _id>, hash: <sha256 of the element's BSON>, n: <how
+//     many equal elements precede it>, e: <epoch, when not 0>}. The epoch
+//     ("_mongomig.<array>.epoch" on the parent, [EpochField]) is advanced
+//     by 1 by the guarded update of rule 5 when it removes an element
+//     without an _id, in that same update, and by nothing else: a rerun
+//     after a crash before that update derives the same _ids (the epoch
+//     did not move), while an element equal to a moved one that an old
+//     release appends after it gets a new _id (the epoch moved with the
+//     removal), never the moved one's. With keep: {first: k} the kept
+//     first k are numbered at epoch 0 (they never leave the array). An
+//     old release that replaces the parent with a copy read earlier puts
+//     back the array and the epoch as they were together. A child is
+//     inserted, never replaced: writing it twice inserts it once.
 //  5. The children of a parent are written before the parent's array is
 //     changed, and the parent's update is filtered on the array exactly as
 //     read: an element an old release appended (or any change) since the
@@ -42,7 +53,7 @@
 //  7. The operation is finished when a whole pass over the parents moved
 //     nothing; an element appended after that stays embedded, and a reader
 //     of the new release reads both (the embedded remainder and the
-//     children, by [ChildID] without duplicates): docs/file-format.md.
+//     children, by [ChildIDs] without duplicates): docs/file-format.md.
 //
 // Down re-embeds ([Revert]: extract's inverse, its progress stored beside
 // the operation's under "$run$<version>$<index>$down"):
@@ -52,10 +63,14 @@
 //     yet, in the children's _id order, by one update filtered on the
 //     array exactly as read (rule 5's guard); with keep: {count: F}, F is
 //     decremented in that update by the elements it adds (rule 6's
-//     inverse). A child is held when an element of the array has the
-//     child's _id by [ChildID] (its element's _id, or its hash and rank
-//     among equal elements), so a child embedded by a down that stopped
-//     before deleting it is not embedded twice.
+//     inverse). When the parent has children with a {parent, hash, n}
+//     _id, that update also records their _ids on the parent
+//     ("_mongomig.<array>.embedded") and advances the epoch (the elements
+//     it embeds could no longer be told apart by hash and rank). A child
+//     is held when an element of the array has the child's _id by rule 4
+//     at the parent's epoch, or the record names it, so a child embedded
+//     by a down that stopped before deleting it is not embedded twice.
+//     Extract's guarded update removes the record.
 //  9. The children are deleted only after that update matched (or found
 //     them all held): a child is never deleted before its parent holds
 //     it, and is never embedded twice.

@@ -100,9 +100,8 @@ func (o *operation) extractPass(ctx context.Context) error {
 
 func (o *operation) readParents(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]bson.Raw, error) {
 	x := o.op.Extract
-	proj := bson.D{{Key: "_id", Value: 1}, {Key: x.Array, Value: 1}}
 	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
-		SetLimit(int64(o.opts.Batch)).SetProjection(proj))
+		SetLimit(int64(o.opts.Batch)).SetProjection(parentProjection(x)))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", x.From, err)
 	}
@@ -132,14 +131,15 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 		case !ok:
 			return changed, fmt.Errorf("%s _id %s: %s is not an array; fix the document, or leave it out of the extract", x.From, bsonx.ExtJSONOf(id), x.Array)
 		}
-		inserted, err := o.writeChildren(ctx, id, arr)
+		epoch := Epoch(doc, x.Array)
+		inserted, err := o.writeChildren(ctx, id, arr, epoch)
 		if err != nil {
 			return changed, err
 		}
 		changed += inserted
 		o.p.Moved += inserted
 		o.hook("reshape.children", int(o.p.Moved))
-		matched, noop, err := o.updateParent(ctx, id, arr)
+		matched, noop, err := o.updateParent(ctx, doc, arr)
 		if err != nil {
 			return changed, err
 		}
@@ -152,7 +152,7 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 		}
 		// The array changed since it was read: read the parent again.
 		err = o.db.Collection(x.From).FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: x.Array, Value: 1}})).Decode(&doc)
+			options.FindOne().SetProjection(parentProjection(x))).Decode(&doc)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return changed, nil
 		}
@@ -164,15 +164,30 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 	return changed + 1, nil
 }
 
-func (o *operation) writeChildren(ctx context.Context, pid bson.RawValue, arr bson.RawArray) (int64, error) {
+// parentProjection is what extract reads of a parent: its _id, the array
+// and the array's epoch (rule 4).
+func parentProjection(x *migration.Extract) bson.D {
+	return bson.D{{Key: "_id", Value: 1}, {Key: x.Array, Value: 1}, {Key: EpochField + "." + x.Array, Value: 1}}
+}
+
+// kept is how many leading elements extract leaves in the array.
+func kept(x *migration.Extract) int {
+	if x.Keep == migration.KeepFirst {
+		return x.First
+	}
+	return 0
+}
+
+func (o *operation) writeChildren(ctx context.Context, pid bson.RawValue, arr bson.RawArray, epoch int64) (int64, error) {
 	x := o.op.Extract
 	vals, err := arr.Values()
 	if err != nil {
 		return 0, err
 	}
 	docs := make([]any, 0, len(vals))
+	ids := idsAt(pid, vals, epoch, kept(x))
 	for i, v := range vals {
-		c, err := child(ChildID(pid, v, vals[:i]), x.Ref, pid, v)
+		c, err := child(ids[i], x.Ref, pid, v)
 		if err != nil {
 			return 0, fmt.Errorf("%s _id %s, %s element %d: %w", x.From, bsonx.ExtJSONOf(pid), x.Array, i, err)
 		}
@@ -187,9 +202,11 @@ func (o *operation) writeChildren(ctx context.Context, pid bson.RawValue, arr bs
 
 // updateParent changes the parent's array as the file says, filtered on
 // the array as read (rules 5, 6). noop: the parent keeps its array as it
-// is (keep: first, and no more elements than it keeps).
-func (o *operation) updateParent(ctx context.Context, pid bson.RawValue, arr bson.RawArray) (matched, noop bool, err error) {
+// is (keep: first, and no more elements than it keeps). When it removes
+// an element without an _id it advances the array's epoch (rule 4).
+func (o *operation) updateParent(ctx context.Context, doc bson.Raw, arr bson.RawArray) (matched, noop bool, err error) {
 	x := o.op.Extract
+	pid := doc.Lookup("_id")
 	vals, err := arr.Values()
 	if err != nil {
 		return false, false, err
@@ -211,6 +228,7 @@ func (o *operation) updateParent(ctx context.Context, pid bson.RawValue, arr bso
 	default:
 		update = bson.D{{Key: "$unset", Value: bson.D{{Key: x.Array, Value: ""}}}}
 	}
+	update = advanceEpoch(x, doc, vals, update)
 	// The array as read, element by element (a bson.RawArray value would
 	// not be sent as an array).
 	seen := make(bson.A, len(vals))
@@ -248,4 +266,33 @@ func splitPath(p string) []string {
 		}
 	}
 	return append(out, p[start:])
+}
+
+// advanceEpoch adds to update, which removes vals[kept(x):] from the
+// parent doc, the $inc of the array's epoch when one of them has no _id,
+// so an equal element appended later gets a child _id of its own (rule
+// 4); and the $unset of a down's record of what it embedded back (rule
+// 8), which no longer describes the array.
+func advanceEpoch(x *migration.Extract, doc bson.Raw, vals []bson.RawValue, update bson.D) bson.D {
+	for _, v := range vals[kept(x):] {
+		if hasHashID(v) {
+			update = addTo(update, "$inc", epochPath(x.Array), int64(1))
+			break
+		}
+	}
+	if doc.Lookup(splitPath(embeddedPath(x.Array))...).Type != 0 {
+		update = addTo(update, "$unset", embeddedPath(x.Array), "")
+	}
+	return update
+}
+
+// addTo adds field: value to update's operator op.
+func addTo(update bson.D, op, field string, value any) bson.D {
+	for i, e := range update {
+		if e.Key == op {
+			update[i].Value = append(e.Value.(bson.D), bson.E{Key: field, Value: value})
+			return update
+		}
+	}
+	return append(update, bson.E{Key: op, Value: bson.D{{Key: field, Value: value}}})
 }

@@ -109,7 +109,7 @@ func (o *operation) reembedParent(ctx context.Context, pid bson.RawValue) (chang
 	for try := 0; try < maxContended; try++ {
 		var parent bson.Raw
 		err := o.db.Collection(x.From).FindOne(ctx, bson.D{{Key: "_id", Value: pid}},
-			options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: x.Array, Value: 1}})).Decode(&parent)
+			options.FindOne().SetProjection(parentProjection(x))).Decode(&parent)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			n, err := o.db.Collection(x.To).CountDocuments(ctx, bson.D{{Key: x.Ref, Value: pid}})
 			return changed, n, err
@@ -125,12 +125,12 @@ func (o *operation) reembedParent(ctx context.Context, pid bson.RawValue) (chang
 		if err != nil {
 			return changed, 0, err
 		}
-		all, pending, err := merge(pid, held, children, x.Ref)
+		all, pending, err := merge(pid, held, children, x, parent)
 		if err != nil {
 			return changed, 0, fmt.Errorf("%s _id %s: %w", x.From, bsonx.ExtJSONOf(pid), err)
 		}
 		if len(pending) > 0 {
-			matched, err := o.setArray(ctx, pid, guard, all, len(pending))
+			matched, err := o.setArray(ctx, pid, guard, all, len(pending), hashIDs(children))
 			if err != nil {
 				return changed, 0, err
 			}
@@ -185,13 +185,21 @@ func heldArray(x *migration.Extract, parent bson.Raw) ([]bson.RawValue, bson.D, 
 
 // merge is the parent's array once it holds every child: held, then each
 // child it does not hold yet, in the children's _id order. A child is
-// held when an element of held has the child's _id by [ChildID]: so a
-// child embedded by a down that then stopped before deleting it is not
-// embedded twice.
-func merge(pid bson.RawValue, held []bson.RawValue, children []bson.Raw, ref string) (all, pending []bson.RawValue, err error) {
+// held when an element of held has the child's _id at the array's epoch
+// (rule 4), or the parent's record of what a down embedded back names it
+// (rule 8): so a child embedded by a down that then stopped before
+// deleting it is not embedded twice.
+func merge(pid bson.RawValue, held []bson.RawValue, children []bson.Raw, x *migration.Extract, parent bson.Raw) (all, pending []bson.RawValue, err error) {
+	ref := x.Ref
 	have := map[string]int{}
-	for i, v := range held {
-		have[idKey(ChildID(pid, v, held[:i]))]++
+	for _, id := range idsAt(pid, held, Epoch(parent, x.Array), kept(x)) {
+		have[idKey(id)]++
+	}
+	if rec, ok := parent.Lookup(splitPath(embeddedPath(x.Array))...).ArrayOK(); ok {
+		ids, _ := rec.Values()
+		for _, id := range ids {
+			have[idKey(id)]++
+		}
 	}
 	all = append(all, held...)
 	for _, c := range children {
@@ -263,10 +271,25 @@ func element(c bson.Raw, ref string) (elem bson.RawValue, hashID bson.Raw, err e
 	return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: raw}, hashID, nil
 }
 
+// hashIDs are the {parent, hash, n} _ids among children.
+func hashIDs(children []bson.Raw) bson.A {
+	var ids bson.A
+	for _, c := range children {
+		if d, ok := c.Lookup("_id").DocumentOK(); ok && d.Lookup("parent").Type != 0 && d.Lookup("hash").Type != 0 {
+			ids = append(ids, c.Lookup("_id"))
+		}
+	}
+	return ids
+}
+
 // setArray sets the parent's array to all, filtered on guard (the array
 // as read), and takes the elements embedded off the count (keep: count):
-// the exact inverse of extract's update.
-func (o *operation) setArray(ctx context.Context, pid bson.RawValue, guard bson.D, all []bson.RawValue, added int) (bool, error) {
+// the exact inverse of extract's update. With children that have a
+// {parent, hash, n} _id (hashed), it also records their _ids on the parent
+// and advances the array's epoch (rule 8): the elements it embeds can no
+// longer be told from the others by their hash and rank, so a down
+// stopped before deleting the children finds them held by the record.
+func (o *operation) setArray(ctx context.Context, pid bson.RawValue, guard bson.D, all []bson.RawValue, added int, hashed bson.A) (bool, error) {
 	x := o.op.Extract
 	arr := make(bson.A, len(all))
 	for i, v := range all {
@@ -275,6 +298,10 @@ func (o *operation) setArray(ctx context.Context, pid bson.RawValue, guard bson.
 	update := bson.D{{Key: "$set", Value: bson.D{{Key: x.Array, Value: arr}}}}
 	if x.Keep == migration.KeepCount {
 		update = append(update, bson.E{Key: "$inc", Value: bson.D{{Key: x.CountField, Value: -int64(added)}}})
+	}
+	if len(hashed) > 0 {
+		update = addTo(update, "$set", embeddedPath(x.Array), hashed)
+		update = addTo(update, "$inc", epochPath(x.Array), int64(1))
 	}
 	if err := lease.Fence(ctx); err != nil {
 		return false, err
