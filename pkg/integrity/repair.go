@@ -73,15 +73,22 @@ const maxAttempts = 5
 // copy or a reference whose rule says report. It stores its progress per
 // rule (internal/state) and, when stopped (a crash, a cancelled context),
 // the next Repair goes on from there; one that finished every rule
-// forgets it. With Options.Leases it holds [RepairLease] throughout.
+// forgets it. With Options.Leases it holds [RepairLease] throughout (a
+// nil report: the lease was not acquired).
 func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
 	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
 	if dryRun || c.opts.Leases == nil {
 		return rep, c.repairRules(ctx, rep, dryRun)
 	}
-	return rep, lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(ctx context.Context) error {
+	ran := false
+	err := lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(ctx context.Context) error {
+		ran = true
 		return c.repairRules(ctx, rep, dryRun)
 	})
+	if !ran {
+		return nil, err // the lease was not acquired: nothing ran
+	}
+	return rep, err
 }
 
 func rightOf(f Finding) bsonx.ExtJSON {
