@@ -45,6 +45,7 @@ var commandExits = map[string][]exitDoc{
 		{ExitOK, "done (values a snapshot or a report-only reference holds are listed, not fixed)"},
 		{ExitFailure, "a write failed, or another failure"},
 		{ExitUsage, "bad flags, invalid files, or an unknown --collection"},
+		{ExitLock, "another repair of the database holds its lease past --lock-wait"},
 	},
 	"status": {
 		{ExitOK, "also with --check when nothing is pending, drifted or missing"},

@@ -54,12 +54,19 @@ func repairCommand(e *env) *cli.Command {
 		Description: "Checks every rule and writes each fix guarded on the value it saw: a concurrent write is never\n" +
 			"erased (the document is re-checked instead). A snapshot copy and a reference declared report are\n" +
 			"never written. Lists {rule, _id, wrong, right} per fix (docs/integrity.md).\n" + exitHelp("repair"),
-		Flags: append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"}),
+		Flags: append(append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"},
+			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second (0: unbounded)"},
+			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"}),
+			lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return e.runRepair(c.Context, integrityOptions(c), c.Bool("dry-run"))
+			opts := integrityOptions(c)
+			if opts.Rate = c.Float64("rate"); opts.Rate < 0 {
+				return usageError(fmt.Errorf("--rate %v: give a positive number of writes per second, or 0 for no bound", opts.Rate))
+			}
+			return e.runRepair(c.Context, opts, parseLockFlags(c), c.Bool("dry-run"), c.Bool("progress"))
 		},
 	}
 }
@@ -68,13 +75,16 @@ func integrityOptions(c *cli.Context) integrity.Options {
 	return integrity.Options{Collections: c.StringSlice("collection"), BatchSize: c.Int("batch-size"), ClientOnly: c.Bool("client-side")}
 }
 
-func (e *env) checker(ctx context.Context, opts integrity.Options) (*integrity.Checker, *session, error) {
+func (e *env) checker(ctx context.Context, opts integrity.Options, oo openOptions, leases bool) (*integrity.Checker, *session, error) {
 	if opts.BatchSize < 1 {
 		return nil, nil, usageError(fmt.Errorf("--batch-size %d: give a positive number of documents", opts.BatchSize))
 	}
-	s, err := e.open(ctx, openOptions{}, nil)
+	s, err := e.open(ctx, oo, nil)
 	if err != nil {
 		return nil, nil, err
+	}
+	if leases {
+		opts.Leases, opts.LeaseWait = s.runner, s.runner.LockWait()
 	}
 	c, err := integrity.New(s.db, s.runner.Migrations(), opts)
 	if err != nil {
@@ -85,7 +95,7 @@ func (e *env) checker(ctx context.Context, opts integrity.Options) (*integrity.C
 }
 
 func (e *env) runCheck(ctx context.Context, opts integrity.Options, rs reportSettings) error {
-	c, s, err := e.checker(ctx, opts)
+	c, s, err := e.checker(ctx, opts, openOptions{}, false)
 	if err != nil {
 		return err
 	}
@@ -111,8 +121,19 @@ func (e *env) runCheck(ctx context.Context, opts integrity.Options, rs reportSet
 	return nil
 }
 
-func (e *env) runRepair(ctx context.Context, opts integrity.Options, dryRun bool) error {
-	c, s, err := e.checker(ctx, opts)
+func (e *env) runRepair(ctx context.Context, opts integrity.Options, lock *lockOptions, dryRun, progress bool) error {
+	if progress {
+		opts.Progress = func(p integrity.RuleProgress) {
+			if p.Skipped {
+				fmt.Fprintf(e.out.err, "repair: %s: done by the stopped repair (%s)\n", p.Rule, count(p.Fixed, "value"))
+				return
+			}
+			fmt.Fprintf(e.out.err, "repair: %s: %s fixed, %d left\n", p.Rule, count(p.Fixed, "value"), p.Left)
+		}
+	}
+	// The runner is the lease acquirer (--lock-wait, --lock-lease): two
+	// repairs of one database never run at once.
+	c, s, err := e.checker(ctx, opts, openOptions{lock: lock}, true)
 	if err != nil {
 		return err
 	}

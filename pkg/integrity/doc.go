@@ -21,5 +21,16 @@
 // when its rule says so, after the referenced document is looked up again.
 // A repair can still race with an application write that is half done (a
 // comment inserted whose post's count is not yet incremented): the next
-// check sees that as drift, and the next repair fixes it.
+// check sees that as drift, and the next repair fixes it. A repair stores
+// its progress per rule (internal/state, "$repair$<rule>"), so one that
+// was stopped goes on from the last document it finished; with
+// [Options.Leases] it holds [RepairLease], so two repairs of a database
+// never run at once.
+//
+// [Checker.Propagate] is the application's call after it changed a
+// source document: it writes the new value to every mirror copy, in
+// batches, setting the copied field alone (array filters for copies
+// inside arrays), so concurrent edits of other fields survive and a rerun
+// writes only what is left; a propagation killed midway leaves exactly
+// what Check reports and Repair fixes.
 package integrity

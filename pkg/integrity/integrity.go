@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -103,6 +105,14 @@ type Options struct {
 	MaxFindings int
 	// ClientOnly joins on the client even where the server could.
 	ClientOnly bool
+	// Repair's: Rate bounds its writes per second (0: unbounded);
+	// Progress, when set, is told each rule's count as it finishes;
+	// Leases, when set, gives the lease two repairs of one database
+	// never hold at once ([RepairLease]), waiting at most LeaseWait.
+	Rate      float64
+	Progress  func(RuleProgress)
+	Leases    lease.Acquirer
+	LeaseWait time.Duration
 }
 
 // Checker checks and repairs the integrity rules of a set of migrations.

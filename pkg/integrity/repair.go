@@ -2,13 +2,13 @@ package integrity
 
 import (
 	"context"
-	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/testhook"
+	"github.com/mongomig/mongomig/pkg/lease"
 )
 
 // fix is the guarded write that puts one finding in line.
@@ -60,6 +60,8 @@ type RepairReport struct {
 	// references, conflicts).
 	Left  int64 `json:"left"`
 	Fixes []Fix `json:"fixes"`
+	// Resumed: the repair went on from the progress a stopped one stored.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // maxAttempts bounds the re-checks of one document a repair makes when
@@ -68,28 +70,25 @@ const maxAttempts = 5
 
 // Repair checks every rule and writes the fixes, each guarded on the
 // value the check saw; dryRun writes nothing. It never writes a snapshot
-// copy or a reference whose rule says report.
+// copy or a reference whose rule says report. It stores its progress per
+// rule (internal/state) and, when stopped (a crash, a cancelled context),
+// the next Repair goes on from there; one that finished every rule
+// forgets it. With Options.Leases it holds [RepairLease] throughout (a
+// nil report: the lease was not acquired).
 func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
 	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
-	for _, r := range c.rules {
-		var found []Finding
-		if _, _, err := r.scan(ctx, c, bson.D{}, func(f Finding) { found = append(found, f) }); err != nil {
-			return rep, fmt.Errorf("check %s: %w", r.info().Rule, err)
-		}
-		for _, f := range found {
-			out, err := c.repairOne(ctx, f, dryRun)
-			if err != nil {
-				return rep, fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
-			}
-			if out == OutcomeFixed || out == OutcomeWouldFix {
-				rep.Fixed++
-			} else if out != OutcomeInLine {
-				rep.Left++
-			}
-			rep.Fixes = append(rep.Fixes, Fix{Rule: f.Rule, Collection: f.Collection, ID: f.ID, Path: f.Path, Wrong: f.Stored, Right: rightOf(f), Outcome: out})
-		}
+	if dryRun || c.opts.Leases == nil {
+		return rep, c.repairRules(ctx, rep, dryRun)
 	}
-	return rep, nil
+	ran := false
+	err := lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(ctx context.Context) error {
+		ran = true
+		return c.repairRules(ctx, rep, dryRun)
+	})
+	if !ran {
+		return nil, err // the lease was not acquired: nothing ran
+	}
+	return rep, err
 }
 
 func rightOf(f Finding) bsonx.ExtJSON {
