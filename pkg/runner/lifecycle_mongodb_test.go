@@ -88,7 +88,7 @@ func TestLifecycleOnMongoDB(t *testing.T) {
 			t.Fatalf("plan on a server with capped collections: %v", err)
 		}
 	} else {
-		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "0001_lifecycle.yaml:4: log: create: the server lacks capped collections: "+capped.Reason) {
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "0001_lifecycle.yaml:4:7: log: create: the server lacks capped collections: "+capped.Reason) {
 			t.Fatalf("plan = %v, want the capped log refused with the server's reason", err)
 		}
 		if _, err := r.Up(ctx); !errors.As(err, &refused) {
