@@ -6,6 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
@@ -36,7 +37,7 @@ func (pl *lifecyclePlan) heldIndex(ctx context.Context, coll, name string) (held
 			continue
 		}
 		h := heldIndex{found: true}
-		if n, ok := rawInt(idx, "expireAfterSeconds"); ok {
+		if n, ok := lifecycle.RawInt(idx, "expireAfterSeconds"); ok {
 			h.expire = &n
 		}
 		h.hidden, _ = idx.Lookup("hidden").BooleanOK()

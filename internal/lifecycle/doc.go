@@ -1,0 +1,10 @@
+// Package lifecycle holds the pure planning of a collection's lifecycle
+// (docs/lifecycle.md) that pkg/runner sends: which collection options and
+// their changes a migration needs and which it cannot make to what the
+// server holds, the features each needs, the refusal reasons from the
+// server's probed features, where the files declare each, and the
+// validation settings (MongoDB 8.1's errorAndLog, 9.0's constraint) the
+// server lacks. It reads nothing and sends nothing: the runner reads the
+// server (listCollections, the probes), builds the command documents
+// (internal/cmddoc) and sends them under the migration lock.
+package lifecycle
