@@ -1,14 +1,13 @@
 package runner
 
 // Time-bucketed families (the buckets: key of the files, pkg/buckets for
-// the names): the members a family's declaration wants as of a time, the
-// commands that get there, and Buckets, which sends them under the
-// migration lock. The runner is the one sender of create, collMod,
-// createIndexes, dropIndexes and drop for members. Only a collection
-// whose name the family's pattern produces is a member (pkg/buckets'
-// Parse), so no other collection is ever dropped; a member is dropped
-// only when its period started before the Keep periods that end with the
-// current one.
+// the names): internal/lifecycle decides the members a family's
+// declaration wants as of a time (only names the family's pattern
+// produces are members, so no other collection is ever dropped); the
+// runner reads the server, builds the commands that get there, and
+// Buckets sends them under the migration lock. The runner is the one
+// sender of create, collMod, createIndexes, dropIndexes and drop for
+// members.
 
 import (
 	"context"
@@ -19,6 +18,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -50,17 +50,7 @@ type BucketRun struct {
 }
 
 // FamilyMembers is one declared family and its members.
-type FamilyMembers struct {
-	Pattern string `json:"pattern"`
-	Period  string `json:"period"`
-	Ahead   int    `json:"ahead"`
-	Keep    int    `json:"keep"`
-	// Members are the members that exist (before the run), oldest first.
-	Members []string `json:"members"`
-	// Create and Drop are the members the run creates and drops.
-	Create []string `json:"create,omitempty"`
-	Drop   []string `json:"drop,omitempty"`
-}
+type FamilyMembers = lifecycle.FamilyMembers
 
 // Buckets brings every family the applied migrations declare to its
 // declared state as of opts.At: each member from the current period to
@@ -169,14 +159,7 @@ func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(
 }
 
 func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.FamilyState, server map[string]serverstate.Collection, probe bool) error {
-	fm := FamilyMembers{Pattern: f.Pattern, Period: string(f.Family.Period), Ahead: f.Ahead, Keep: f.Keep, Members: []string{}}
-	starts := map[string]time.Time{}
-	for name := range server {
-		if s, err := f.Family.Parse(name); err == nil {
-			starts[name] = s
-		}
-	}
-	fm.Members = slices.SortedFunc(maps.Keys(starts), func(a, b string) int { return starts[a].Compare(starts[b]) })
+	fm := lifecycle.Family(f, slices.Collect(maps.Keys(server)), run.At)
 	validator, clientSide := f.Validator, false
 	if probe {
 		var err error
@@ -184,23 +167,12 @@ func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.Fam
 			return err
 		}
 	}
-	d := serverstate.Declared{Validator: validator, From: f.From, Level: string(f.Level), Action: string(f.Action),
-		Indexes: f.Indexes, IndexFrom: f.IndexFrom, Dropped: f.Dropped}
-	if validator == nil {
-		d.Level, d.Action = "", ""
-	}
-	oldest := f.Family.Add(run.At, -(f.Keep - 1)) // the first period kept
+	d := lifecycle.FamilyDeclared(f, validator)
 	var cmds []Command
-	for _, name := range fm.Members {
-		if f.Keep > 0 && starts[name].Before(oldest) {
-			fm.Drop = append(fm.Drop, name)
-			cmds = append(cmds, newCommand(name, "drop", "", dropDoc(name)))
-		}
+	for _, name := range fm.Drop {
+		cmds = append(cmds, newCommand(name, "drop", "", dropDoc(name)))
 	}
-	for _, name := range fm.Members {
-		if slices.Contains(fm.Drop, name) {
-			continue
-		}
+	for _, name := range fm.Kept() {
 		held, err := serverstate.Read(ctx, r.db, []string{name})
 		if err != nil {
 			return err
@@ -209,16 +181,11 @@ func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.Fam
 		_, fixes := r.reassertCommands(d, held[name])
 		cmds = append(cmds, fixes...)
 	}
-	for i := 0; i <= f.Ahead; i++ {
-		name := f.Family.Name(f.Family.Add(run.At, i))
-		if _, ok := starts[name]; ok {
-			continue
-		}
-		fm.Create = append(fm.Create, name)
+	for _, name := range fm.Create {
 		if clientSide {
 			run.ClientSide = append(run.ClientSide, name)
 		}
-		cmds = append(cmds, createCommand(name, validatorFields(validator, levelOf(validator, f.Level), actionOf(validator, f.Action))))
+		cmds = append(cmds, createCommand(name, validatorFields(validator, lifecycle.LevelOf(validator, f.Level), lifecycle.ActionOf(validator, f.Action))))
 		for _, idx := range slices.Sorted(maps.Keys(f.Indexes)) {
 			cmds = append(cmds, createIndexCommand(name, f.Indexes[idx]))
 		}
@@ -231,22 +198,6 @@ func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.Fam
 }
 
 func dropDoc(name string) bson.D { return bson.D{{Key: "drop", Value: name}} }
-
-// levelOf and actionOf are the settings sent with a validator (none
-// without one: they would mean nothing).
-func levelOf(v bson.D, l migration.Level) migration.Level {
-	if v == nil {
-		return ""
-	}
-	return l
-}
-
-func actionOf(v bson.D, a migration.Action) migration.Action {
-	if v == nil {
-		return ""
-	}
-	return a
-}
 
 // familyValidator is the validator members get: the family's, or none
 // (clientSide true) when the server does not enforce it.
