@@ -37,6 +37,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -44,7 +45,7 @@ import (
 
 // CommandDeleteExpired names the deletion of an expired backlog in a
 // plan: not one server command but batches of find and delete.
-const CommandDeleteExpired = "deleteExpired"
+const CommandDeleteExpired = lifecycle.CommandDeleteExpired
 
 // Defaults of the backlog deletion.
 const (
@@ -90,23 +91,17 @@ func (r *Runner) expiryPause() time.Duration {
 	return r.cfg.expiryPause
 }
 
-// expiryFilter selects the documents idx expires at cutoff: its field a
-// date before it (a $lt on a date matches dates only, and an array by its
-// earliest date, as the TTL monitor reads the index), within its partial
-// filter.
-func expiryFilter(idx migration.Index, cutoff time.Time) bson.D {
-	f := bson.D{{Key: idx.Keys[0].Key, Value: bson.D{{Key: "$lt", Value: cutoff}}}}
-	if idx.PartialFilterExpression != nil {
-		f = bson.D{{Key: "$and", Value: bson.A{f, idx.PartialFilterExpression}}}
-	}
-	return f
-}
+var (
+	expiryFilter = lifecycle.ExpiryFilter
+	documents    = lifecycle.Documents
+	batches      = lifecycle.Batches
+)
 
 // expiryCommand is the deletion of coll's documents that idx would
 // expire at once, counted now, or nil when there is none (or idx is not
 // a single-field TTL index, which the TTL monitor ignores).
 func (r *Runner) expiryCommand(ctx context.Context, version int64, coll string, idx migration.Index) (*Command, error) {
-	if idx.ExpireAfterSeconds == nil || len(idx.Keys) != 1 || idx.Keys[0].Key == "_id" {
+	if !lifecycle.Expires(idx) {
 		return nil, nil
 	}
 	cutoff, err := r.expiryCutoff(ctx, version, coll, idx)
@@ -120,12 +115,9 @@ func (r *Runner) expiryCommand(ctx context.Context, version int64, coll string, 
 	if n == 0 {
 		return nil, nil
 	}
-	doc := bson.D{{Key: CommandDeleteExpired, Value: coll}, {Key: "index", Value: idx.Name},
-		{Key: "filter", Value: expiryFilter(idx, cutoff)}, {Key: "batchSize", Value: int32(r.expiryBatch())}}
-	cmd := newCommand(coll, CommandDeleteExpired, idx.Name, doc)
+	cmd := newCommand(coll, CommandDeleteExpired, idx.Name, lifecycle.ExpiryDoc(coll, idx, cutoff, r.expiryBatch()))
 	cmd.Documents = &n
-	cmd.Cost = fmt.Sprintf("expiry: %s past %s's expireAfterSeconds (%d) are deleted first, in batches of %d, so that the new TTL does not delete them at once",
-		documents(n), idx.Name, *idx.ExpireAfterSeconds, r.expiryBatch())
+	cmd.Cost = lifecycle.ExpiryCost(n, idx, r.expiryBatch())
 	return &cmd, nil
 }
 
@@ -143,7 +135,7 @@ func (r *Runner) expiryCutoff(ctx context.Context, version int64, coll string, i
 	if err != nil {
 		return time.Time{}, err
 	}
-	return now.Add(-time.Duration(*idx.ExpireAfterSeconds) * time.Second).Truncate(time.Millisecond), nil
+	return lifecycle.ExpiryCutoff(now, idx), nil
 }
 
 // deleteExpired runs a deleteExpired step (see the protocol above). It
@@ -244,23 +236,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// documents words n documents with thousands separators.
-func documents(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if n == 1 {
-		return s + " document"
-	}
-	return s + " documents"
-}
-
-func batches(n int64) string {
-	if n == 1 {
-		return "1 batch"
-	}
-	return fmt.Sprintf("%d batches", n)
 }
