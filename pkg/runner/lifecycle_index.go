@@ -57,7 +57,7 @@ func (pl *lifecyclePlan) indexCommands(ctx context.Context, c *migration.Collect
 		}
 		build := createIndexCommand(c.Name, idx)
 		build.Documents = &n
-		build.Cost = fmt.Sprintf("rebuild: drops %s and builds it again over %s; queries that used it go without it until the build ends", idx.Name, documents(n))
+		build.Cost = lifecycle.RebuildCost(idx, n)
 		cmds = append(cmds, dropIndexCommand(c.Name, idx.Name), build)
 	}
 	for _, ch := range c.Indexes.Change {
@@ -66,18 +66,7 @@ func (pl *lifecyclePlan) indexCommands(ctx context.Context, c *migration.Collect
 		if err != nil {
 			return nil, err
 		}
-		if ch.ExpireAfterSeconds != nil {
-			cmd.Features = append(cmd.Features, probe.FeatureTTLModify)
-		}
-		if ch.Hidden != nil {
-			cmd.Features = append(cmd.Features, probe.FeatureHiddenModify)
-		}
-		switch {
-		case !held.found:
-			cmd.Refused = fmt.Sprintf("%s has no index %s to change", c.Name, ch.Name)
-		case ch.ExpireAfterSeconds != nil && held.expire == nil:
-			cmd.Refused = fmt.Sprintf("index %s is not a TTL index, and collMod cannot make it one (src/mongo/db/catalog/coll_mod.cpp: \"no expireAfterSeconds field to update\"): declare it under indexes.rebuild with expireAfterSeconds", ch.Name)
-		}
+		cmd.Features, cmd.Refused = lifecycle.IndexChange(c.Name, ch, held.found, held.expire)
 		cmds = append(cmds, cmd)
 	}
 	return cmds, nil
@@ -107,31 +96,20 @@ func (pl *lifecyclePlan) indexedDocuments(ctx context.Context, coll string, idx 
 func (pl *lifecyclePlan) viewCommand(v *migration.View) Command {
 	s, onServer := pl.srv[v.Name]
 	exists := onServer || migration.ViewBefore(pl.r.migrations, v.Name, pl.m.Version) != nil
-	if v.Drop {
-		cmd := newCommand(v.Name, "drop", "", bson.D{{Key: "drop", Value: v.Name}})
-		cmd.Features = []string{probe.FeatureViews}
-		if onServer && s.Type != "view" {
-			cmd.Refused = fmt.Sprintf("%s is a %s, not a view: mongomig drops views only (a collection's data would go with it)", v.Name, s.Type)
-		}
-		return cmd
-	}
-	pipeline := v.Pipeline
-	if pipeline == nil {
-		pipeline = bson.A{}
-	}
-	fields := bson.D{{Key: "viewOn", Value: v.ViewOn}, {Key: "pipeline", Value: pipeline}}
+	st := lifecycle.View(v, exists, onServer, s.Type)
 	var cmd Command
-	if exists {
-		cmd = collModCommand(v.Name, fields)
-		cmd.Features = []string{probe.FeatureViewsModify}
-	} else {
-		cmd = createCommand(v.Name, fields)
-		cmd.Features = []string{probe.FeatureViews}
+	switch st.Name {
+	case "drop":
+		cmd = newCommand(v.Name, "drop", "", bson.D{{Key: "drop", Value: v.Name}})
+	case "collMod":
+		cmd = collModCommand(v.Name, st.Fields)
+	default:
+		cmd = createCommand(v.Name, st.Fields)
 	}
-	if onServer && s.Type != "view" {
-		cmd.Refused = fmt.Sprintf("%s is a %s on the server, not a view", v.Name, s.Type)
+	cmd.Features, cmd.Refused = st.Features, st.Refused
+	if !v.Drop {
+		pl.exists[v.Name] = true
 	}
-	pl.exists[v.Name] = true
 	return cmd
 }
 

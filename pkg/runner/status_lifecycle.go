@@ -8,24 +8,16 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/internal/lifecycle"
 )
 
 // UndeclaredCollection is a collection (or view) of the database that no
 // migration file declares, is mongomig's own, or a member of a family.
-type UndeclaredCollection struct {
-	Name string `json:"name"`
-	// Type is listCollections' type: "collection", "view" or
-	// "timeseries".
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
+type UndeclaredCollection = lifecycle.UndeclaredCollection
 
 // lifecycleStatus sets st.Buckets and st.Undeclared.
 func (r *Runner) lifecycleStatus(ctx context.Context, st *Status) error {
@@ -50,31 +42,9 @@ func (r *Runner) undeclared(ctx context.Context) ([]UndeclaredCollection, error)
 	if err != nil {
 		return nil, fmt.Errorf("list collections: %w", err)
 	}
-	declared := map[string]bool{r.cfg.ledger: true, r.cfg.lock: true}
-	for _, m := range r.migrations {
-		for _, c := range m.Collections {
-			declared[c.Name] = true
-		}
-		for _, op := range m.Run {
-			for _, c := range op.Collections() {
-				declared[c] = true
-			}
-		}
+	listed := make([]lifecycle.Listed, len(specs))
+	for i, sp := range specs {
+		listed[i] = lifecycle.Listed{Name: sp.Name, Type: sp.Type}
 	}
-	fams := migration.Families(r.migrations, func(int64) bool { return true })
-	out := []UndeclaredCollection{}
-	for _, s := range specs {
-		n := s.Name
-		if declared[n] || strings.HasPrefix(n, "mongomig_") || strings.HasPrefix(n, "system.") || migration.IsMember(fams, n) {
-			continue
-		}
-		typ := s.Type
-		if typ == "" {
-			typ = "collection"
-		}
-		out = append(out, UndeclaredCollection{Name: n, Type: typ,
-			Message: fmt.Sprintf("%s: a %s no migration declares (left as it is: mongomig never drops what no migration names)", n, typ)})
-	}
-	slices.SortFunc(out, func(a, b UndeclaredCollection) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return lifecycle.Undeclared(r.migrations, []string{r.cfg.ledger, r.cfg.lock}, listed), nil
 }
