@@ -16,6 +16,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // FamilyMembers is one declared family and its members.
@@ -98,4 +99,14 @@ func ActionOf(v bson.D, a migration.Action) migration.Action {
 		return ""
 	}
 	return a
+}
+
+// FamilyValidator is the validator f's members get on a server of caps:
+// the family's, or none (clientSide true) when the server does not
+// enforce it.
+func FamilyValidator(f migration.FamilyState, caps *probe.Capabilities) (validator bson.D, clientSide bool) {
+	if !caps.Validators.Available || len(probe.RefusedKeywords(f.Validator, &caps.Keywords)) > 0 {
+		return nil, true
+	}
+	return f.Validator, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mongomig/mongomig/pkg/buckets"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // TestBucketFamilyMembers: only names the pattern produces are members,
@@ -51,5 +52,14 @@ func TestBucketFamilyDeclaredWithoutValidator(t *testing.T) {
 	v := bson.D{{Key: "$jsonSchema", Value: bson.D{}}}
 	if d := FamilyDeclared(f, v); d.Level != string(migration.LevelConstraint) || LevelOf(v, f.Level) != f.Level || ActionOf(nil, f.Action) != "" {
 		t.Fatalf("declared %+v", d)
+	}
+}
+
+// TestBucketFamilyValidatorClientSide: a server that does not enforce
+// validators creates members without one (reported client-side).
+func TestBucketFamilyValidatorClientSide(t *testing.T) {
+	f := migration.FamilyState{Validator: bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "bsonType", Value: "object"}}}}}
+	if v, clientSide := FamilyValidator(f, &probe.Capabilities{}); v != nil || !clientSide {
+		t.Fatalf("validator %v, client-side %v", v, clientSide)
 	}
 }

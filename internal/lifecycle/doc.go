@@ -2,9 +2,12 @@
 // (docs/lifecycle.md) that pkg/runner sends: which collection options and
 // their changes a migration needs and which it cannot make to what the
 // server holds, the features each needs, the refusal reasons from the
-// server's probed features, where the files declare each, and the
-// validation settings (MongoDB 8.1's errorAndLog, 9.0's constraint) the
-// server lacks. It reads nothing and sends nothing: the runner reads the
+// server's probed features, where the files declare each, views and
+// in-place index changes, the expired backlog a new TTL index would
+// delete (its filter and cutoff), the validation settings (MongoDB 8.1's
+// errorAndLog, 9.0's constraint) the server lacks, a time-bucketed
+// family's members (which exist, which a run creates, keeps and drops),
+// and the collections no migration declares. It reads nothing and sends nothing: the runner reads the
 // server (listCollections, the probes), builds the command documents
 // (internal/cmddoc) and sends them under the migration lock.
 package lifecycle

@@ -22,7 +22,6 @@ import (
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // BucketOptions configure [Runner.Buckets].
@@ -209,10 +208,8 @@ func (r *Runner) familyValidator(ctx context.Context, f migration.FamilyState) (
 	if err != nil {
 		return nil, false, err
 	}
-	if !caps.Validators.Available || len(probe.RefusedKeywords(f.Validator, &caps.Keywords)) > 0 {
-		return nil, true, nil
-	}
-	return f.Validator, false, nil
+	v, clientSide := lifecycle.FamilyValidator(f, caps)
+	return v, clientSide, nil
 }
 
 // PlanBuckets is what up's run of the families would do once the
