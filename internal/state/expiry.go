@@ -81,11 +81,5 @@ func (s *Store) SaveExpiryProgress(ctx context.Context, p *ExpiryProgress) error
 // ForgetExpiry removes the progress of every backlog deletion of
 // migration version (down, after reverting it).
 func (s *Store) ForgetExpiry(ctx context.Context, version int64) error {
-	prefix := fmt.Sprintf("^\\$expire\\$%d\\$", version)
-	return fenced(ctx, func() error {
-		if _, err := s.c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}); err != nil {
-			return fmt.Errorf("remove the progress of the expired backlogs of migration %d: %w", version, err)
-		}
-		return nil
-	})
+	return s.forgetPrefix(ctx, fmt.Sprintf("^\\$expire\\$%d\\$", version), fmt.Sprintf("the progress of the expired backlogs of migration %d", version))
 }

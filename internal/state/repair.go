@@ -69,9 +69,16 @@ func (s *Store) SaveRepairProgress(ctx context.Context, p *RepairProgress) error
 // ForgetRepair removes every rule's repair progress (a repair that
 // finished them all).
 func (s *Store) ForgetRepair(ctx context.Context) error {
+	return s.forgetPrefix(ctx, `^\$repair\$`, "the repair progress")
+}
+
+// forgetPrefix removes, fenced by the lease ctx carries, every document
+// whose _id matches the regular expression prefix; what names them in
+// the error.
+func (s *Store) forgetPrefix(ctx context.Context, prefix, what string) error {
 	return fenced(ctx, func() error {
-		if _, err := s.c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: `^\$repair\$`}}}}); err != nil {
-			return fmt.Errorf("remove the repair progress: %w", err)
+		if _, err := s.c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}); err != nil {
+			return fmt.Errorf("remove %s: %w", what, err)
 		}
 		return nil
 	})

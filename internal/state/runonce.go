@@ -77,13 +77,7 @@ func (s *Store) SaveRunProgress(ctx context.Context, p *RunProgress) error {
 // ForgetRun removes the progress of every run operation of migration
 // version (down, after reverting them).
 func (s *Store) ForgetRun(ctx context.Context, version int64) error {
-	prefix := fmt.Sprintf("^\\$run\\$%d\\$", version)
-	return fenced(ctx, func() error {
-		if _, err := s.c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$regex", Value: prefix}}}}); err != nil {
-			return fmt.Errorf("remove the progress of the run operations of migration %d: %w", version, err)
-		}
-		return nil
-	})
+	return s.forgetPrefix(ctx, fmt.Sprintf("^\\$run\\$%d\\$", version), fmt.Sprintf("the progress of the run operations of migration %d", version))
 }
 
 // RunDownKey is the _id of the progress of reverting operation index of
