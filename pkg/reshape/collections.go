@@ -59,17 +59,8 @@ func (o *operation) rename(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("count %s: %w", from, err)
 	}
-	o.p.Pass = 1
-	if err := o.save(ctx); err != nil {
+	if err := o.sendRename(ctx, from, to); err != nil {
 		return err
-	}
-	if err := lease.Fence(ctx); err != nil {
-		return err
-	}
-	db := o.db.Name()
-	cmd := bson.D{{Key: "renameCollection", Value: db + "." + from}, {Key: "to", Value: db + "." + to}}
-	if err := o.db.Client().Database("admin").RunCommand(ctx, cmd).Err(); err != nil {
-		return fmt.Errorf("renameCollection %s to %s: %w", from, to, err)
 	}
 	o.p.Moved = n
 	o.summary = fmt.Sprintf("renamed %s to %s (%d documents)", from, to, n)
@@ -175,4 +166,23 @@ func insertNew(ctx context.Context, coll *mongo.Collection, docs []any) (int64, 
 		}
 	}
 	return int64(len(docs) - len(bwe.WriteErrors)), nil
+}
+
+// sendRename records that the rename from -> to is under way (Pass 1: a
+// rerun that finds from gone and to present knows it was sent), then
+// sends it, fenced by the lease ctx carries.
+func (o *operation) sendRename(ctx context.Context, from, to string) error {
+	o.p.Pass = 1
+	if err := o.save(ctx); err != nil {
+		return err
+	}
+	if err := lease.Fence(ctx); err != nil {
+		return err
+	}
+	db := o.db.Name()
+	cmd := bson.D{{Key: "renameCollection", Value: db + "." + from}, {Key: "to", Value: db + "." + to}}
+	if err := o.db.Client().Database("admin").RunCommand(ctx, cmd).Err(); err != nil {
+		return fmt.Errorf("renameCollection %s to %s: %w", from, to, err)
+	}
+	return nil
 }

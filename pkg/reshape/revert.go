@@ -108,17 +108,8 @@ func (o *operation) renameBack(ctx context.Context) error {
 	case ex[to]:
 		return fmt.Errorf("collection %s exists again; renaming %s back would overwrite it: rename or drop it first, then run down again", to, from)
 	}
-	o.p.Pass = 1
-	if err := o.save(ctx); err != nil {
+	if err := o.sendRename(ctx, from, to); err != nil {
 		return err
-	}
-	if err := lease.Fence(ctx); err != nil {
-		return err
-	}
-	db := o.db.Name()
-	cmd := bson.D{{Key: "renameCollection", Value: db + "." + from}, {Key: "to", Value: db + "." + to}}
-	if err := o.db.Client().Database("admin").RunCommand(ctx, cmd).Err(); err != nil {
-		return fmt.Errorf("renameCollection %s to %s: %w", from, to, err)
 	}
 	o.summary = fmt.Sprintf("renamed %s back to %s", from, to)
 	return nil
