@@ -21,7 +21,10 @@ var floors = map[string]int{
 	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 4,
 	"internal/ledger": 4, "internal/window": 3, "internal/cmddoc": 5, "internal/statusview": 5, "internal/lifecycle": 5,
 	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
-	"pkg/runner":  6, "pkg/backfill": 6, "pkg/report": 6, "pkg/inspect": 6, "pkg/integrity": 6,
+	// the runner's jobs and its reading planners: below the products, so
+	// the runner keeps only deciding and sending
+	"internal/expiry": 6,
+	"pkg/runner":      7, "pkg/backfill": 7, "pkg/report": 7, "pkg/inspect": 7, "pkg/integrity": 7,
 	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
 	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)
 	"internal/cli":      8,
@@ -32,7 +35,7 @@ var floors = map[string]int{
 	"pkg/command/sandbox": 10, // the opt-in sandbox of a team's binary (--embedded, demo, sandbox serve)
 }
 
-// products are the packages of floor 6 that never import each other: a
+// products are the packages of floor 7 that never import each other: a
 // backfill, a report, lint and inspection each stand alone, and the runner
 // reaches them only through the CLI (lint is below the runner, which
 // refuses files that do not lint).

@@ -1,7 +1,7 @@
 package lifecycle
 
-// The expired backlog of a TTL index (the protocol is pkg/runner's
-// expiry.go, which reads, deletes and keeps the progress): which index
+// The expired backlog of a TTL index (the protocol is internal/expiry's,
+// which reads, deletes and keeps the progress): which index
 // expires documents, the cutoff and filter that select them, the plan's
 // step and its wording.
 

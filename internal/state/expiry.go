@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// An expired backlog's deletion (pkg/runner's expiry.go states the
+// An expired backlog's deletion (internal/expiry states the
 // protocol): "$expire$<version>$<collection>$<index>", the documents of
 // collection that the TTL index named index of migration version would
 // expire at once, deleted by `up` before it builds (or lowers) the index.

@@ -70,8 +70,8 @@ func (r *Runner) fallback(ctx context.Context, c Command) (CommandResult, error)
 // found: c's result is then marked SentAfterLoss.
 func (r *Runner) send(ctx context.Context, version int64, i int, c Command) (res CommandResult, lost, err error) {
 	if c.Name == CommandDeleteExpired {
-		// Batches, each fenced, stopping between two when ctx ends (expiry.go).
-		res, err := r.deleteExpired(ctx, version, c)
+		// Batches, each fenced, stopping between two when ctx ends (internal/expiry).
+		res, err := r.expiry().Run(ctx, version, c)
 		return res, nil, err
 	}
 	if err := fence(ctx); err != nil {

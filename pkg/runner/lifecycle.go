@@ -2,7 +2,7 @@ package runner
 
 // Collection lifecycle (docs/lifecycle.md): collection options, index
 // changes in place and declared rebuilds, views, and the expired backlog a
-// new TTL index would delete at once (expiry.go). Each command carries the
+// new TTL index would delete at once (internal/expiry). Each command carries the
 // features it needs (Command.Features); a feature the server lacks, or a
 // change the server cannot make to what it holds (capped on an existing
 // collection, say), refuses the plan with the reason before anything is

@@ -130,7 +130,7 @@ func (pl *lifecyclePlan) withExpiry(ctx context.Context, cmds []Command) ([]Comm
 			}
 		}
 		if ttl && c.Refused == "" {
-			del, err := pl.r.expiryCommand(ctx, pl.m.Version, c.Collection, idx)
+			del, err := pl.r.expiry().Command(ctx, pl.m.Version, c.Collection, idx)
 			if err != nil {
 				return nil, err
 			}

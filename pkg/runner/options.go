@@ -42,7 +42,7 @@ type config struct {
 	caps       *probe.Capabilities
 	// lifecycle: the server's lifecycle features, probed once
 	// (lifecycle.go); expiryBatch and expiryPause: how an expired backlog
-	// is deleted (expiry.go).
+	// is deleted (internal/expiry).
 	lifecycle   *probe.LifecycleSupport
 	expiryBatch int
 	expiryPause time.Duration
