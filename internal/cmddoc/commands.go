@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
+	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -230,4 +231,23 @@ func SetsValidatorOptions(c Command) bool {
 		}
 	}
 	return false
+}
+
+// Fixes are the commands that carry out fixes, serverstate.Compare's way
+// of putting coll's declared state back, in order.
+func Fixes(coll string, fixes []serverstate.Fix) []Command {
+	var cmds []Command
+	for _, f := range fixes {
+		switch {
+		case f.CreateIndex != nil:
+			cmds = append(cmds, CreateIndex(coll, *f.CreateIndex))
+		case f.DropIndex != "":
+			cmds = append(cmds, DropIndex(coll, f.DropIndex))
+		case f.Create:
+			cmds = append(cmds, Create(coll, f.SetOptions))
+		default:
+			cmds = append(cmds, CollMod(coll, f.SetOptions))
+		}
+	}
+	return cmds
 }

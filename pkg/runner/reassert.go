@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -214,18 +215,5 @@ func (r *Runner) declaredValidator(ctx context.Context, d *serverstate.Declared,
 // the commands that put d back.
 func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collection) ([]serverstate.Difference, []Command) {
 	diffs, fixes := serverstate.Compare(d, s)
-	var cmds []Command
-	for _, f := range fixes {
-		switch {
-		case f.CreateIndex != nil:
-			cmds = append(cmds, createIndexCommand(d.Name, *f.CreateIndex))
-		case f.DropIndex != "":
-			cmds = append(cmds, dropIndexCommand(d.Name, f.DropIndex))
-		case f.Create:
-			cmds = append(cmds, createCommand(d.Name, f.SetOptions))
-		default:
-			cmds = append(cmds, collModCommand(d.Name, f.SetOptions))
-		}
-	}
-	return diffs, cmds
+	return diffs, cmddoc.Fixes(d.Name, fixes)
 }
