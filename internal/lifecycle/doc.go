@@ -7,7 +7,9 @@
 // delete (its filter and cutoff), the validation settings (MongoDB 8.1's
 // errorAndLog, 9.0's constraint) the server lacks, a time-bucketed
 // family's members (which exist, which a run creates, keeps and drops),
-// and the collections no migration declares. It reads nothing and sends nothing: the runner reads the
-// server (listCollections, the probes), builds the command documents
-// (internal/cmddoc) and sends them under the migration lock.
+// and the collections no migration declares. It reads nothing and sends
+// nothing: internal/lifecycleplan reads the server (listCollections,
+// listIndexes, counts) and builds the command documents
+// (internal/cmddoc), the runner probes the server and sends them under
+// the migration lock.
 package lifecycle

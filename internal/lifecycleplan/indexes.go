@@ -1,4 +1,4 @@
-package runner
+package lifecycleplan
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
@@ -19,12 +20,12 @@ type heldIndex struct {
 	hidden bool
 }
 
-func (pl *lifecyclePlan) heldIndex(ctx context.Context, coll, name string) (heldIndex, error) {
+func (pl *migrationPlan) heldIndex(ctx context.Context, coll, name string) (heldIndex, error) {
 	if _, ok := pl.srv[coll]; !ok {
-		idx, ok := migration.IndexStateBefore(pl.r.migrations, coll, name, pl.m.Version)
+		idx, ok := migration.IndexStateBefore(pl.p.Migrations, coll, name, pl.m.Version)
 		return heldIndex{found: ok, expire: idx.ExpireAfterSeconds, hidden: idx.Hidden}, nil
 	}
-	cur, err := pl.r.db.Collection(coll).Indexes().List(ctx)
+	cur, err := pl.p.DB.Collection(coll).Indexes().List(ctx)
 	if err != nil {
 		return heldIndex{}, fmt.Errorf("list the indexes of %s: %w", coll, err)
 	}
@@ -48,20 +49,20 @@ func (pl *lifecyclePlan) heldIndex(ctx context.Context, coll, name string) (held
 
 // indexCommands are c's declared rebuilds (drop, then build again, with
 // the documents the build must index as its cost) and in-place changes.
-func (pl *lifecyclePlan) indexCommands(ctx context.Context, c *migration.Collection) ([]Command, error) {
-	var cmds []Command
+func (pl *migrationPlan) indexCommands(ctx context.Context, c *migration.Collection) ([]cmddoc.Command, error) {
+	var cmds []cmddoc.Command
 	for _, idx := range c.Indexes.Rebuild {
 		n, err := pl.indexedDocuments(ctx, c.Name, idx)
 		if err != nil {
 			return nil, err
 		}
-		build := createIndexCommand(c.Name, idx)
+		build := cmddoc.CreateIndex(c.Name, idx)
 		build.Documents = &n
 		build.Cost = lifecycle.RebuildCost(idx, n)
-		cmds = append(cmds, dropIndexCommand(c.Name, idx.Name), build)
+		cmds = append(cmds, cmddoc.DropIndex(c.Name, idx.Name), build)
 	}
 	for _, ch := range c.Indexes.Change {
-		cmd := newCommand(c.Name, "collMod", ch.Name, bson.D{{Key: "collMod", Value: c.Name}, {Key: "index", Value: ch.Spec()}})
+		cmd := cmddoc.New(c.Name, "collMod", ch.Name, bson.D{{Key: "collMod", Value: c.Name}, {Key: "index", Value: ch.Spec()}})
 		held, err := pl.heldIndex(ctx, c.Name, ch.Name)
 		if err != nil {
 			return nil, err
@@ -74,11 +75,11 @@ func (pl *lifecyclePlan) indexCommands(ctx context.Context, c *migration.Collect
 
 // indexedDocuments is how many documents of coll an index build must
 // index: those its partial filter matches, else all (estimated).
-func (pl *lifecyclePlan) indexedDocuments(ctx context.Context, coll string, idx migration.Index) (int64, error) {
+func (pl *migrationPlan) indexedDocuments(ctx context.Context, coll string, idx migration.Index) (int64, error) {
 	if _, ok := pl.srv[coll]; !ok {
 		return 0, nil
 	}
-	c := pl.r.db.Collection(coll)
+	c := pl.p.DB.Collection(coll)
 	var n int64
 	var err error
 	if idx.PartialFilterExpression != nil {
@@ -93,18 +94,18 @@ func (pl *lifecyclePlan) indexedDocuments(ctx context.Context, coll string, idx 
 }
 
 // viewCommand creates v (or changes it in place when it exists), or drops it.
-func (pl *lifecyclePlan) viewCommand(v *migration.View) Command {
+func (pl *migrationPlan) viewCommand(v *migration.View) cmddoc.Command {
 	s, onServer := pl.srv[v.Name]
-	exists := onServer || migration.ViewBefore(pl.r.migrations, v.Name, pl.m.Version) != nil
+	exists := onServer || migration.ViewBefore(pl.p.Migrations, v.Name, pl.m.Version) != nil
 	st := lifecycle.View(v, exists, onServer, s.Type)
-	var cmd Command
+	var cmd cmddoc.Command
 	switch st.Name {
 	case "drop":
-		cmd = newCommand(v.Name, "drop", "", bson.D{{Key: "drop", Value: v.Name}})
+		cmd = cmddoc.New(v.Name, "drop", "", bson.D{{Key: "drop", Value: v.Name}})
 	case "collMod":
-		cmd = collModCommand(v.Name, st.Fields)
+		cmd = cmddoc.CollMod(v.Name, st.Fields)
 	default:
-		cmd = createCommand(v.Name, st.Fields)
+		cmd = cmddoc.Create(v.Name, st.Fields)
 	}
 	cmd.Features, cmd.Refused = st.Features, st.Refused
 	if !v.Drop {
@@ -117,8 +118,8 @@ func (pl *lifecyclePlan) viewCommand(v *migration.View) Command {
 // hidden) and puts before each TTL build, or lowering of a TTL, on a
 // collection the server has the deletion of the backlog the index would
 // delete at once, when there is one.
-func (pl *lifecyclePlan) withExpiry(ctx context.Context, cmds []Command) ([]Command, error) {
-	var out []Command
+func (pl *migrationPlan) withExpiry(ctx context.Context, cmds []cmddoc.Command) ([]cmddoc.Command, error) {
+	var out []cmddoc.Command
 	for _, c := range cmds {
 		idx, ttl := pl.ttlOf(ctx, c)
 		if c.Name == "createIndexes" {
@@ -129,8 +130,8 @@ func (pl *lifecyclePlan) withExpiry(ctx context.Context, cmds []Command) ([]Comm
 				c.Features = append(c.Features, probe.FeatureHidden)
 			}
 		}
-		if ttl && c.Refused == "" {
-			del, err := pl.r.expiry().Command(ctx, pl.m.Version, c.Collection, idx)
+		if ttl && c.Refused == "" && pl.p.Expiry != nil {
+			del, err := pl.p.Expiry(ctx, pl.m.Version, c.Collection, idx)
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +147,7 @@ func (pl *lifecyclePlan) withExpiry(ctx context.Context, cmds []Command) ([]Comm
 // ttlOf returns the index c builds or changes, and whether c makes it
 // expire documents sooner than the server does now: a new TTL index on a
 // collection the server has, or a lower expireAfterSeconds.
-func (pl *lifecyclePlan) ttlOf(ctx context.Context, c Command) (migration.Index, bool) {
+func (pl *migrationPlan) ttlOf(ctx context.Context, c cmddoc.Command) (migration.Index, bool) {
 	coll := pl.m.Collection(c.Collection)
 	if coll == nil || c.Index == "" {
 		return migration.Index{}, false
@@ -172,7 +173,7 @@ func (pl *lifecyclePlan) ttlOf(ctx context.Context, c Command) (migration.Index,
 			if err != nil || held.expire == nil || *held.expire <= *ch.ExpireAfterSeconds {
 				return migration.Index{}, false
 			}
-			idx, _ := migration.IndexStateBefore(pl.r.migrations, c.Collection, ch.Name, pl.m.Version)
+			idx, _ := migration.IndexStateBefore(pl.p.Migrations, c.Collection, ch.Name, pl.m.Version)
 			if len(idx.Keys) == 0 {
 				return migration.Index{}, false // created outside the files: its key is unknown
 			}

@@ -1,0 +1,156 @@
+// Package lifecycleplan builds the commands that apply a migration's
+// collection lifecycle (docs/lifecycle.md) and bring the time-bucketed
+// families to their declared state, from what the server holds:
+// internal/lifecycle decides (options, index changes, views, refusals,
+// a family's members), this package reads what it decides on
+// (listCollections, listIndexes, the documents an index build or an
+// expiry must touch) and builds the command documents (internal/cmddoc),
+// each with the features it needs (Command.Features) or the reason the
+// server cannot carry it out (Command.Refused). It sends nothing: the
+// runner refuses a plan with a refused command before sending anything,
+// and sends the rest under the migration lock.
+package lifecycleplan
+
+import (
+	"context"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/cmddoc"
+	"github.com/mongomig/mongomig/internal/lifecycle"
+	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
+)
+
+// Planner plans against one database and the migrations loaded for it.
+type Planner struct {
+	DB         *mongo.Database
+	Migrations []*migration.Migration
+	// Expiry is the deletion of the backlog idx would expire at once on
+	// coll, counted now (nil: none; internal/expiry's Job.Command).
+	Expiry func(ctx context.Context, version int64, coll string, idx migration.Index) (*cmddoc.Command, error)
+}
+
+// Commands are the commands that apply m: each collection's create with
+// its options first (so that its validator follows as a collMod), then
+// cmddoc.Up's, then the index rebuilds and changes, the expired backlogs
+// before the TTL indexes that would delete them, and the views last (they
+// may read a collection created above). exists are the collections the
+// database has (updated for those m creates); validator is the one to
+// send for a collection.
+func (p *Planner) Commands(ctx context.Context, m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]cmddoc.Command, error) {
+	if !lifecycle.Has(m) {
+		return cmddoc.Up(m, exists, validator)
+	}
+	srv, err := p.serverCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pl := &migrationPlan{p: p, m: m, srv: srv, exists: exists}
+	var cmds []cmddoc.Command
+	for _, c := range m.Collections {
+		if c.Options != nil {
+			cmds = append(cmds, pl.optionCommands(c)...)
+		}
+	}
+	up, err := cmddoc.Up(m, exists, validator)
+	if err != nil {
+		return nil, err
+	}
+	cmds = append(cmds, up...)
+	for _, c := range m.Collections {
+		more, err := pl.indexCommands(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		cmds = append(cmds, more...)
+	}
+	for _, v := range m.Views {
+		cmds = append(cmds, pl.viewCommand(v))
+	}
+	return pl.withExpiry(ctx, cmds)
+}
+
+// Refusals are the commands of migration m (version, file) that are
+// Refused or need a feature the server lacks, each named with its file
+// position; caps gives the server's lifecycle features (probed the first
+// time a command needs one).
+func Refusals(m *migration.Migration, version int64, file string, cmds []cmddoc.Command, caps func() (*probe.LifecycleSupport, error)) ([]lifecycle.Refusal, error) {
+	var out []lifecycle.Refusal
+	for _, c := range cmds {
+		reason, err := lifecycle.Reason(c.Refused, c.Features, caps)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			out = append(out, lifecycle.Refusal{Version: version, File: file, Pos: lifecycle.Pos(m, c.Collection, c.Index), Collection: c.Collection, Command: cmddoc.Describe(c), Reason: reason})
+		}
+	}
+	return out, nil
+}
+
+// serverColl is a collection (or view) as listCollections shows it.
+type serverColl struct {
+	Type    string
+	Options bson.Raw
+}
+
+func (p *Planner) serverCollections(ctx context.Context) (map[string]serverColl, error) {
+	specs, err := p.DB.ListCollectionSpecifications(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	out := make(map[string]serverColl, len(specs))
+	for _, s := range specs {
+		out[s.Name] = serverColl{Type: s.Type, Options: s.Options}
+	}
+	return out, nil
+}
+
+// migrationPlan builds one migration's lifecycle commands.
+type migrationPlan struct {
+	p      *Planner
+	m      *migration.Migration
+	srv    map[string]serverColl
+	exists map[string]bool
+}
+
+func (pl *migrationPlan) optionCommands(c *migration.Collection) []cmddoc.Command {
+	o := c.Options
+	if !pl.exists[c.Name] {
+		pl.exists[c.Name] = true
+		cmd := cmddoc.Create(c.Name, o.Command())
+		cmd.Features = lifecycle.CreateFeatures(o)
+		return []cmddoc.Command{cmd}
+	}
+	held, onServer := pl.heldOptions(c.Name)
+	if reason := lifecycle.OptionsRefused(c.Name, o, held, onServer); reason != "" {
+		cmd := cmddoc.CollMod(c.Name, o.Command())
+		cmd.Refused = reason
+		return []cmddoc.Command{cmd}
+	}
+	var cmds []cmddoc.Command
+	for _, ch := range lifecycle.OptionChanges(o, held) {
+		cmd := cmddoc.CollMod(c.Name, ch.Fields)
+		cmd.Features, cmd.Refused = ch.Features, ch.Refused
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
+// heldOptions reads coll's options (internal/lifecycle's Held): as the
+// server holds them, or, for a collection an earlier pending migration of
+// the same run creates, as the files declare them; onServer is false when
+// the server does not have coll yet.
+func (pl *migrationPlan) heldOptions(coll string) (h lifecycle.Held, onServer bool) {
+	s, ok := pl.srv[coll]
+	if !ok {
+		if o := migration.OptionsBefore(pl.p.Migrations, coll, pl.m.Version); o != nil {
+			h = lifecycle.HeldInFiles(o)
+		}
+		return h, false
+	}
+	return lifecycle.HeldOnServer(s.Options), true
+}
