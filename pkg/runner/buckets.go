@@ -3,25 +3,21 @@ package runner
 // Time-bucketed families (the buckets: key of the files, pkg/buckets for
 // the names): internal/lifecycle decides the members a family's
 // declaration wants as of a time (only names the family's pattern
-// produces are members, so no other collection is ever dropped); the
-// runner reads the server, builds the commands that get there, and
-// Buckets sends them under the migration lock. The runner is the one
+// produces are members, so no other collection is ever dropped);
+// internal/lifecycleplan reads the server and builds the commands that get
+// there; Buckets sends them under the migration lock. The runner is the one
 // sender of create, collMod, createIndexes, dropIndexes and drop for
 // members.
 
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/mongomig/mongomig/internal/lifecycle"
-	"github.com/mongomig/mongomig/internal/serverstate"
+	"github.com/mongomig/mongomig/internal/lifecycleplan"
 	"github.com/mongomig/mongomig/pkg/events"
-	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 )
 
 // BucketOptions configure [Runner.Buckets].
@@ -34,19 +30,7 @@ type BucketOptions struct {
 }
 
 // BucketRun is what a [Runner.Buckets] did (or, in a dry run, would do).
-type BucketRun struct {
-	// At is the time the families were brought to.
-	At time.Time `json:"at"`
-	// Families are the declared families with their members.
-	Families []FamilyMembers `json:"families"`
-	// Commands are the commands sent (a dry run: planned, Outcome empty),
-	// in order: per family, the drops, then the changes of the members
-	// kept, then the creates.
-	Commands []CommandResult `json:"commands"`
-	// ClientSide lists members whose validator the server does not
-	// enforce: they are created without it.
-	ClientSide []string `json:"clientSideValidators,omitempty"`
-}
+type BucketRun = lifecycleplan.BucketRun
 
 // FamilyMembers is one declared family and its members.
 type FamilyMembers = lifecycle.FamilyMembers
@@ -130,86 +114,15 @@ func (r *Runner) planBucketsRead(ctx context.Context, at time.Time, applied func
 	return r.plannedBuckets(ctx, at, applied, false)
 }
 
-func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(int64) bool, probe bool) (*BucketRun, error) {
-	fams := migration.Families(r.migrations, applied)
-	if len(fams) == 0 {
-		return nil, nil
-	}
+func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(int64) bool, probed bool) (*BucketRun, error) {
 	if at.IsZero() {
 		at = r.cfg.bucketsAt
 	}
-	if at.IsZero() {
-		var err error
-		if at, err = serverTime(ctx, r.db); err != nil {
-			return nil, fmt.Errorf("buckets: read the server's clock: %w", err)
-		}
+	var caps func() (*probe.Capabilities, error)
+	if probed {
+		caps = func() (*probe.Capabilities, error) { return r.capabilities(ctx) }
 	}
-	server, err := r.heldAll(ctx)
-	if err != nil {
-		return nil, err
-	}
-	run := &BucketRun{At: at.UTC(), Families: []FamilyMembers{}, Commands: []CommandResult{}}
-	for _, f := range fams {
-		if err := r.planFamily(ctx, run, f, server, probe); err != nil {
-			return nil, err
-		}
-	}
-	return run, nil
-}
-
-func (r *Runner) planFamily(ctx context.Context, run *BucketRun, f migration.FamilyState, server map[string]serverstate.Collection, probe bool) error {
-	fm := lifecycle.Family(f, slices.Collect(maps.Keys(server)), run.At)
-	validator, clientSide := f.Validator, false
-	if probe {
-		var err error
-		if validator, clientSide, err = r.familyValidator(ctx, f); err != nil {
-			return err
-		}
-	}
-	d := lifecycle.FamilyDeclared(f, validator)
-	var cmds []Command
-	for _, name := range fm.Drop {
-		cmds = append(cmds, newCommand(name, "drop", "", dropDoc(name)))
-	}
-	for _, name := range fm.Kept() {
-		held, err := serverstate.Read(ctx, r.db, []string{name})
-		if err != nil {
-			return err
-		}
-		d.Name = name
-		_, fixes := r.reassertCommands(d, held[name])
-		cmds = append(cmds, fixes...)
-	}
-	for _, name := range fm.Create {
-		if clientSide {
-			run.ClientSide = append(run.ClientSide, name)
-		}
-		cmds = append(cmds, createCommand(name, validatorFields(validator, lifecycle.LevelOf(validator, f.Level), lifecycle.ActionOf(validator, f.Action))))
-		for _, idx := range slices.Sorted(maps.Keys(f.Indexes)) {
-			cmds = append(cmds, createIndexCommand(name, f.Indexes[idx]))
-		}
-	}
-	for _, c := range cmds {
-		run.Commands = append(run.Commands, CommandResult{Command: c})
-	}
-	run.Families = append(run.Families, fm)
-	return nil
-}
-
-func dropDoc(name string) bson.D { return bson.D{{Key: "drop", Value: name}} }
-
-// familyValidator is the validator members get: the family's, or none
-// (clientSide true) when the server does not enforce it.
-func (r *Runner) familyValidator(ctx context.Context, f migration.FamilyState) (bson.D, bool, error) {
-	if f.Validator == nil {
-		return nil, false, nil
-	}
-	caps, err := r.capabilities(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	v, clientSide := lifecycle.FamilyValidator(f, caps)
-	return v, clientSide, nil
+	return r.planner().Buckets(ctx, at, applied, caps)
 }
 
 // PlanBuckets is what up's run of the families would do once the
