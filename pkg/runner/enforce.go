@@ -1,16 +1,11 @@
 package runner
 
-// Never deploy a validator the server cannot enforce. Some servers
-// (DocumentDB, FerretDB 2, Amazon DocumentDB) accept a validator that uses
-// a $jsonSchema keyword they do not implement and then refuse every write
-// to the collection, where MongoDB refuses the validator at once. Before
-// up (or its plan) sends anything, every validator it would send is
-// checked against the keywords the server was probed to enforce
-// (probe.ValidatorSupport, in a scratch database): one that uses a refused
-// keyword stops the run with an [*UnenforceableError], unless its
-// collection was named in [WithClientSideValidators], in which case the
-// server is given no validator for it and the ledger records it as
-// client-side only.
+// Never deploy a validator the server cannot enforce (internal/enforce
+// decides, and says why): a validator that uses a keyword the server was
+// probed not to enforce stops up (or its plan) with an
+// [*UnenforceableError] before anything is sent, unless its collection
+// was named in [WithClientSideValidators]: the server is then given no
+// validator for it and the ledger records it as client-side only.
 
 import (
 	"context"
@@ -20,6 +15,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/enforce"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
@@ -79,46 +75,25 @@ func (r *Runner) capabilities(ctx context.Context) (*probe.Capabilities, error) 
 	return r.cfg.caps, nil
 }
 
-func (r *Runner) clientSideAsked(coll string) bool { return slices.Contains(r.cfg.clientSide, coll) }
+// enforcer decides against the server's capabilities (probed once, when
+// a command first sends a validator).
+func (r *Runner) enforcer(ctx context.Context) *enforce.Checker {
+	return &enforce.Checker{Migrations: r.migrations, AskedClientSide: r.cfg.clientSide, Caps: func() (*probe.Capabilities, error) { return r.capabilities(ctx) }}
+}
 
 // checkEnforceable refuses, with an [*UnenforceableError], the commands of
 // planned (and tighten) that send a validator the server does not enforce,
 // but those of collections asked to be client-side only. It probes the
 // server only when some command sends a validator.
 func (r *Runner) checkEnforceable(ctx context.Context, planned []PlannedMigration, tighten []Command) error {
+	e := r.enforcer(ctx)
 	var refused []UnenforceableValidator
-	var caps *probe.Capabilities
-	check := func(version int64, file string, cmds []Command) error {
-		for _, c := range cmds {
-			v, ok := sentValidator(c)
-			if !ok || len(v) == 0 {
-				continue
-			}
-			if caps == nil {
-				var err error
-				if caps, err = r.capabilities(ctx); err != nil {
-					return err
-				}
-			}
-			if kws := probe.RefusedKeywords(v, &caps.Keywords); len(kws) > 0 && !r.clientSideAsked(c.Collection) {
-				uv := UnenforceableValidator{Collection: c.Collection, Version: version, File: file, Keywords: kws}
-				if m := r.migrationByVersion(version); m != nil {
-					if mc := m.Collection(c.Collection); mc != nil {
-						uv.Pos = mc.Pos
-					}
-				}
-				refused = append(refused, uv)
-			}
-		}
-		return nil
-	}
-	for _, m := range planned {
-		if err := check(m.Version, m.File, m.Commands); err != nil {
+	for _, m := range slices.Concat(planned, []PlannedMigration{{File: "validator window", Commands: tighten}}) {
+		out, err := e.Refused(m.Version, m.File, m.Commands)
+		if err != nil {
 			return err
 		}
-	}
-	if err := check(0, "validator window", tighten); err != nil {
-		return err
+		refused = append(refused, out...)
 	}
 	if len(refused) > 0 {
 		return &UnenforceableError{Validators: refused}
@@ -141,25 +116,11 @@ func (r *Runner) preflight(ctx context.Context, to int64) error {
 	return nil
 }
 
-// asClientSide is what is sent instead of c when c is a create or collMod
-// with a validator the server does not enforce, for a collection asked to
-// be client-side only: the collection without validator (create), or the
-// server's validator removed (collMod, validator {}), so that the server
-// holds none rather than an older one. ok is false for other commands (a
-// validator the server enforces is sent, asked or not).
+// asClientSide is what is sent instead of c for a collection asked to be
+// client-side only whose validator the server does not enforce
+// ([enforce.Checker.ClientSide]); ok false: c is sent as it is.
 func (r *Runner) asClientSide(ctx context.Context, c Command) (Command, bool, error) {
-	v, ok := sentValidator(c)
-	if !ok || len(v) == 0 || !r.clientSideAsked(c.Collection) {
-		return Command{}, false, nil
-	}
-	caps, err := r.capabilities(ctx)
-	if err != nil || len(probe.RefusedKeywords(v, &caps.Keywords)) == 0 {
-		return Command{}, false, err
-	}
-	if c.Name == "create" {
-		return createCommand(c.Collection, nil), true, nil
-	}
-	return collModCommand(c.Collection, bson.D{{Key: "validator", Value: bson.D{}}}), true, nil
+	return r.enforcer(ctx).ClientSide(c)
 }
 
 // runClientSide sends asClientSide(c) (ok false: c is not one): the
