@@ -17,8 +17,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mongomig/mongomig/internal/cmddoc"
-	"github.com/mongomig/mongomig/internal/serverstate"
+	"github.com/mongomig/mongomig/internal/declared"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
@@ -68,8 +67,8 @@ func (r *Runner) reassert(ctx context.Context, why string) error {
 	if err != nil {
 		return err
 	}
-	if f.unchecked != "" {
-		r.cfg.log.Log(events.StateUnchecked{Why: f.unchecked})
+	if f.Unchecked != "" {
+		r.cfg.log.Log(events.StateUnchecked{Why: f.Unchecked})
 		return nil
 	}
 	_, err = r.sendFixes(ctx, f)
@@ -78,12 +77,12 @@ func (r *Runner) reassert(ctx context.Context, why string) error {
 
 // sendFixes logs f's differences and sends its commands, in order.
 func (r *Runner) sendFixes(ctx context.Context, f fixes) ([]CommandResult, error) {
-	for _, x := range f.diffs {
+	for _, x := range f.Diffs {
 		r.cfg.log.Log(events.StateDiffers(x))
 	}
 	var done []CommandResult
-	for i, c := range f.cmds {
-		res, lost, err := r.send(ctx, f.top, i, c)
+	for i, c := range f.Cmds {
+		res, lost, err := r.send(ctx, f.Top, i, c)
 		if err == nil {
 			err = lost
 		}
@@ -93,127 +92,26 @@ func (r *Runner) sendFixes(ctx context.Context, f fixes) ([]CommandResult, error
 		done = append(done, res)
 		r.cfg.log.Log(events.StateReasserted{Collection: c.Collection, Summary: describeCommand(c)})
 	}
-	r.cfg.log.Log(events.StateMatches{Collections: f.collections})
+	r.cfg.log.Log(events.StateMatches{Collections: f.Collections})
 	return done, nil
 }
 
-// fixes is how the server differs from the declared state of the applied
-// migrations (up to top) and the commands that put it back; unchecked
-// says why the declared state cannot be known.
-type fixes struct {
-	top         int64
-	collections int
-	diffs       []serverstate.Difference
-	cmds        []Command
-	unchecked   string
+// fixes is how the server differs from the declared state of the
+// applied migrations and the commands that put it back.
+type fixes = declared.Fixes
+
+// declared reads the declared state (internal/declared).
+func (r *Runner) declared() *declared.Source {
+	return &declared.Source{DB: r.db, Migrations: r.migrations, Window: r.window, State: r.state}
 }
 
-// declaredFixes reads the server's validators, levels, actions and
-// indexes and compares them with what the applied migrations declare.
+// declaredFixes reads the ledger and the server's validators, levels,
+// actions and indexes and compares them with what the applied
+// migrations declare.
 func (r *Runner) declaredFixes(ctx context.Context) (fixes, error) {
 	ledger, err := r.readLedger(ctx)
 	if err != nil {
 		return fixes{}, err
 	}
-	f := fixes{top: maxApplied(ledger)}
-	if f.top == 0 {
-		return f, nil
-	}
-	if f.unchecked = r.uncheckable(ledger, f.top); f.unchecked != "" {
-		return f, nil
-	}
-	states, err := r.declaredStates(ctx, ledger, f.top)
-	if err != nil {
-		return f, err
-	}
-	names := make([]string, len(states))
-	for i, d := range states {
-		names[i] = d.Name
-	}
-	server, err := serverstate.Read(ctx, r.db, names)
-	if err != nil {
-		return f, err
-	}
-	f.collections = len(states)
-	for _, d := range states {
-		diffs, cmds := r.reassertCommands(d, server[d.Name])
-		f.diffs, f.cmds = append(f.diffs, diffs...), append(f.cmds, cmds...)
-	}
-	return f, nil
-}
-
-// uncheckable says why the declared state cannot be known: an applied
-// migration whose file is missing or changed, or a file below the top one
-// that is not applied.
-func (r *Runner) uncheckable(ledger map[int64]LedgerEntry, top int64) string {
-	for v, e := range ledger {
-		m := r.migrationByVersion(v)
-		if m == nil {
-			return fmt.Sprintf("migration %d (%s) is applied but its file is not in this directory (another release applied it)", v, e.File)
-		}
-		if !sameSchema(e, m) {
-			return m.File + " changed since it was applied"
-		}
-	}
-	for _, m := range r.migrations {
-		if _, ok := ledger[m.Version]; !ok && m.Version < top {
-			return fmt.Sprintf("%s is not applied but migration %d is", m.File, top)
-		}
-	}
-	return ""
-}
-
-// declaredStates lists what the applied migrations (up to top) declare,
-// per collection, in name order.
-func (r *Runner) declaredStates(ctx context.Context, ledger map[int64]LedgerEntry, top int64) ([]serverstate.Declared, error) {
-	states := serverstate.Declare(r.migrations, func(v int64) bool { _, ok := ledger[v]; return ok })
-	clientSide := map[string]bool{}
-	for _, e := range ledger {
-		for _, c := range e.ClientSideValidators {
-			clientSide[c] = true
-		}
-	}
-	for i := range states {
-		if err := r.declaredValidator(ctx, &states[i], top, clientSide[states[i].Name]); err != nil {
-			return nil, err
-		}
-	}
-	return states, nil
-}
-
-// declaredValidator sets d's validator: the window as of top, or its
-// plain schema once the window was closed (or a backfill proved it may
-// be), with the level and action the server holds with it.
-func (r *Runner) declaredValidator(ctx context.Context, d *serverstate.Declared, top int64, clientSide bool) error {
-	w := r.windowAt(d.Name, top)
-	if w == nil || clientSide {
-		d.Level, d.Action = "", ""
-		return nil
-	}
-	// A level or action no applied migration declares is the collection's
-	// own (docs/file-format.md: an omitted one keeps the server's): d keeps
-	// it empty, and Compare leaves it alone.
-	d.Validator = w
-	cv := r.docVersionAt(d.Name, top)
-	if cv == 0 {
-		return nil
-	}
-	cp, err := r.readCheckpoint(ctx, d.Name)
-	if err != nil || cp == nil || cp.Target != cv {
-		return err
-	}
-	switch plain := r.plainAt(d.Name, top); {
-	case cp.Tightened:
-		d.Validator = plain
-	case cp.Proven:
-		d.Also = plain
-	}
-	return nil
-}
-
-// reassertCommands are how s, what the server holds, differs from d and
-// the commands that put d back.
-func (r *Runner) reassertCommands(d serverstate.Declared, s serverstate.Collection) ([]serverstate.Difference, []Command) {
-	diffs, fixes := serverstate.Compare(d, s)
-	return diffs, cmddoc.Fixes(d.Name, fixes)
+	return r.declared().Fixes(ctx, ledger)
 }

@@ -34,22 +34,22 @@ type Reasserted struct {
 // declared state cannot be known).
 func (r *Runner) planReassert(ctx context.Context) (*Reassertion, error) {
 	f, err := r.declaredFixes(ctx)
-	if err != nil || f.unchecked != "" || len(f.cmds) == 0 {
+	if err != nil || f.Unchecked != "" || len(f.Cmds) == 0 {
 		return nil, err
 	}
-	return &Reassertion{Differences: driftsOf(f.diffs), Commands: f.cmds}, nil
+	return &Reassertion{Differences: driftsOf(f.Diffs), Commands: f.Cmds}, nil
 }
 
 // reassertDiffering puts the declared state back where the server
 // differs, under the migration lock ctx carries (nil: nothing differed).
 func (r *Runner) reassertDiffering(ctx context.Context) (*Reasserted, error) {
 	f, err := r.declaredFixes(ctx)
-	if err != nil || f.unchecked != "" || len(f.cmds) == 0 {
+	if err != nil || f.Unchecked != "" || len(f.Cmds) == 0 {
 		return nil, err
 	}
 	r.cfg.log.Log(events.StateChecking{Why: "the server differs from what the applied migrations declare"})
 	done, err := r.sendFixes(ctx, f)
-	return &Reasserted{Differences: driftsOf(f.diffs), Commands: done}, err
+	return &Reasserted{Differences: driftsOf(f.Diffs), Commands: done}, err
 }
 
 func driftsOf(diffs []serverstate.Difference) []ServerDifference {

@@ -152,7 +152,4 @@ func (r *Runner) record(ctx context.Context, m *migration.Migration, took time.D
 
 func (r *Runner) forget(ctx context.Context, v int64) error { return r.ledger.Forget(ctx, v) }
 
-var (
-	sameSchema = ledger.SameSchema
-	maxApplied = ledger.MaxApplied
-)
+var maxApplied = ledger.MaxApplied

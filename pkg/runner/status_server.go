@@ -11,6 +11,7 @@ package runner
 import (
 	"context"
 
+	"github.com/mongomig/mongomig/internal/declared"
 	"github.com/mongomig/mongomig/internal/serverstate"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
@@ -26,19 +27,16 @@ func (r *Runner) serverDrift(ctx context.Context, st *Status) error {
 	if top == 0 {
 		return nil
 	}
-	if reason := r.uncheckable(st.applied, top); reason != "" {
+	src := r.declared()
+	if reason := src.Uncheckable(st.applied, top); reason != "" {
 		st.ServerUnchecked = reason
 		return nil
 	}
-	states, err := r.declaredStates(ctx, st.applied, top)
+	states, err := src.States(ctx, st.applied, top)
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(states))
-	for i, d := range states {
-		names[i] = d.Name
-	}
-	server, err := serverstate.Read(ctx, r.db, names)
+	server, err := serverstate.Read(ctx, r.db, declared.Names(states))
 	if err != nil {
 		return err
 	}
