@@ -57,7 +57,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.refuseSettings(ctx, pending); err != nil { // validation81.go
+	if err := r.planner().RefuseSettings(ctx, pending); err != nil { // validation81.go
 		return nil, err
 	}
 	st, err := r.status(ctx, false)

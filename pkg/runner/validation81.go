@@ -2,17 +2,10 @@ package runner
 
 // MongoDB 8.1's validationAction errorAndLog and 9.0's validationLevel
 // constraint: internal/lifecycle decides which declared settings the
-// server lacks; the runner probes the server (only when one is declared)
-// and refuses at plan time, before anything is sent.
+// server lacks, internal/lifecycleplan probes (only when one is
+// declared), and up (or its plan) refuses before anything is sent.
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/mongomig/mongomig/internal/lifecycle"
-	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/probe"
-)
+import "github.com/mongomig/mongomig/internal/lifecycle"
 
 type (
 	// UnsupportedSetting is one validation setting a pending migration
@@ -22,23 +15,3 @@ type (
 	// anything, settings the server does not have.
 	UnsupportedSettingError = lifecycle.UnsupportedSettingError
 )
-
-// refuseSettings refuses the errorAndLog and constraint settings of
-// pending (collections and bucket families) the server lacks; it probes
-// only when one is declared.
-func (r *Runner) refuseSettings(ctx context.Context, pending []*migration.Migration) error {
-	out, err := lifecycle.UnsupportedSettings(pending, func() (*probe.ValidationSettings, error) {
-		vs, err := probe.ProbeValidationSettings(ctx, r.db)
-		if err != nil {
-			return nil, fmt.Errorf("probe the server's validation settings: %w", err)
-		}
-		return vs, nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(out) > 0 {
-		return &UnsupportedSettingError{Settings: out}
-	}
-	return nil
-}
