@@ -130,3 +130,32 @@ func (s *Store) Marks(ctx context.Context) ([]Mark, error) {
 	}
 	return out, nil
 }
+
+// MarkAs records migration v of ms as applied (applied true: an entry
+// with the file's checksums, as if up had applied it) or as not applied
+// (its entry removed), with reason, by owner running toolVersion, under
+// the migration lock ctx carries. It refuses with a [*MarkError], before
+// writing anything, what [CheckMark] refuses.
+func (s *Store) MarkAs(ctx context.Context, ms []*migration.Migration, v int64, applied bool, reason, owner, toolVersion string) (*Mark, error) {
+	entries, err := s.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckMark(entries, ms, v, applied); err != nil {
+		return nil, err
+	}
+	mk := &Mark{Version: v, Applied: applied, Reason: reason, At: Now(ctx, s.db).UTC(), ToolVersion: toolVersion, By: Who(owner)}
+	var e Entry
+	if !applied {
+		mk.File = entries[v].File
+		return mk, s.RecordMark(ctx, mk, e)
+	}
+	for _, m := range ms {
+		if m.Version == v {
+			mk.File = m.File
+			e = Entry{Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: migration.SchemaChecksum(m),
+				AppliedAt: mk.At, AppliedBy: mk.By, ToolVersion: toolVersion}
+		}
+	}
+	return mk, s.RecordMark(ctx, mk, e)
+}

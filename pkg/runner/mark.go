@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/mongomig/mongomig/internal/ledger"
-	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 type (
@@ -39,27 +38,9 @@ func (r *Runner) Mark(ctx context.Context, v int64, applied bool, reason string)
 	}
 	var mk *Mark
 	err := r.withLock(withCommand(ctx, "mark"), lockID, func(ctx context.Context) error {
-		entries, err := r.readLedger(ctx)
-		if err != nil {
-			return err
-		}
-		if err := ledger.CheckMark(entries, r.migrations, v, applied); err != nil {
-			return err
-		}
-		by := ledger.Who(r.cfg.owner)
-		mk = &Mark{Version: v, Applied: applied, Reason: reason, At: ledger.Now(ctx, r.db).UTC(), ToolVersion: r.cfg.toolVersion, By: by}
-		var e LedgerEntry
-		if applied {
-			m := r.migrationByVersion(v)
-			mk.File = m.File
-			e = LedgerEntry{
-				Version: m.Version, Name: m.Name, File: m.File, Checksum: m.Checksum, SchemaChecksum: migration.SchemaChecksum(m),
-				AppliedAt: mk.At, AppliedBy: mk.By, ToolVersion: r.cfg.toolVersion,
-			}
-		} else {
-			mk.File = entries[v].File
-		}
-		return r.ledger.RecordMark(ctx, mk, e)
+		var err error
+		mk, err = r.ledger.MarkAs(ctx, r.migrations, v, applied, reason, r.cfg.owner, r.cfg.toolVersion)
+		return err
 	})
 	if err != nil {
 		return nil, err
