@@ -102,6 +102,28 @@ func (e *BehindError) Error() string {
 	return fmt.Sprintf("%s of %s to version %d refused: %s still running", e.What, e.Collection, e.Target, Names(e.Releases, e.Collection))
 }
 
+// HeldWindow is a validator window up could close and left open: live
+// releases know only versions of Collection below Target.
+type HeldWindow struct {
+	Collection string    `json:"collection"`
+	Target     int64     `json:"target"`
+	Releases   []Release `json:"releases"`
+	Message    string    `json:"message"`
+}
+
+// HoldWindow is coll's validator window, which closing to target would
+// refuse the writes of the releases of live behind it, held open (nil:
+// no release is behind, it may close).
+func HoldWindow(live []Release, coll string, target int64) *HeldWindow {
+	behind := Behind(live, coll, target)
+	if len(behind) == 0 {
+		return nil
+	}
+	e := BehindError{What: "closing the validator window", Collection: coll, Target: target, Releases: behind}
+	return &HeldWindow{Collection: coll, Target: target, Releases: behind,
+		Message: e.Error() + ": they write documents the closed window would refuse; it closes on an up once they are gone"}
+}
+
 // Names lists releases for a message, with is or are: "release 1.0
 // (host web-1, pid 12; knows users up to version 1) is".
 func Names(rs []Release, coll string) string {

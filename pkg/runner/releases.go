@@ -14,14 +14,9 @@ import (
 	"github.com/mongomig/mongomig/pkg/release"
 )
 
-// HeldWindow is a validator window up could close and left open: live
-// releases know only versions of Collection below Target.
-type HeldWindow struct {
-	Collection string            `json:"collection"`
-	Target     int64             `json:"target"`
-	Releases   []release.Release `json:"releases"`
-	Message    string            `json:"message"`
-}
+// HeldWindow is a validator window up could close and left open
+// ([release.HeldWindow]).
+type HeldWindow = release.HeldWindow
 
 // WithAllowOldReleases makes up close validator windows while releases
 // that know only older versions are live (`up --allow-old-releases`).
@@ -45,15 +40,11 @@ func (r *Runner) holdTightening(ctx context.Context, top int64, cmds []Command) 
 	var keep []Command
 	var held []HeldWindow
 	for _, c := range cmds {
-		target := r.docVersionAt(c.Collection, top)
-		behind := release.Behind(live, c.Collection, target)
-		if len(behind) == 0 {
+		if h := release.HoldWindow(live, c.Collection, r.docVersionAt(c.Collection, top)); h != nil {
+			held = append(held, *h)
+		} else {
 			keep = append(keep, c)
-			continue
 		}
-		e := release.BehindError{What: "closing the validator window", Collection: c.Collection, Target: target, Releases: behind}
-		held = append(held, HeldWindow{Collection: c.Collection, Target: target, Releases: behind,
-			Message: e.Error() + ": they write documents the closed window would refuse; it closes on an up once they are gone"})
 	}
 	return keep, held, nil
 }
