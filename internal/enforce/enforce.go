@@ -12,6 +12,7 @@
 package enforce
 
 import (
+	"fmt"
 	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -84,4 +85,23 @@ func (c *Checker) ClientSide(cmd cmddoc.Command) (sent cmddoc.Command, ok bool, 
 		return cmddoc.Create(cmd.Collection, nil), true, nil
 	}
 	return cmddoc.CollMod(cmd.Collection, bson.D{{Key: "validator", Value: bson.D{}}}), true, nil
+}
+
+// Replace puts in cmds, the commands of file (a migration's, or the
+// validator window's tightening), what [Checker.ClientSide] sends
+// instead of each, and returns a plan's note for each replaced.
+func (c *Checker) Replace(file string, cmds []cmddoc.Command) ([]string, error) {
+	var notes []string
+	for j, cmd := range cmds {
+		sent, ok, err := c.ClientSide(cmd)
+		if err != nil {
+			return notes, err
+		}
+		if ok {
+			sent.Tighten = cmd.Tighten
+			cmds[j] = sent
+			notes = append(notes, fmt.Sprintf("%s: %s: the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server is given none (the ledger records it as client-side)", migration.DisplayName(file), cmd.Collection))
+		}
+	}
+	return notes, nil
 }

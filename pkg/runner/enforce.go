@@ -16,7 +16,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/enforce"
-	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
@@ -167,31 +166,12 @@ func (r *Runner) guardEnforceable(ctx context.Context, c Command) error {
 // clientSideNotes puts in p what is sent instead of the validators asked
 // to be client-side only, with a note for each.
 func (r *Runner) clientSideNotes(ctx context.Context, p *Plan) error {
-	note := func(file string, c Command) {
-		p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: the server does not enforce this validator's keywords: it is applied client-side only, as asked, and the server is given none (the ledger records it as client-side)", migration.DisplayName(file), c.Collection))
-	}
-	for i := range p.Migrations {
-		m := &p.Migrations[i]
-		for j, c := range m.Commands {
-			sent, ok, err := r.asClientSide(ctx, c)
-			if err != nil {
-				return err
-			}
-			if ok {
-				m.Commands[j] = sent
-				note(m.File, c)
-			}
-		}
-	}
-	for j, c := range p.Tighten {
-		sent, ok, err := r.asClientSide(ctx, c)
+	e := r.enforcer(ctx)
+	for _, m := range slices.Concat(p.Migrations, []PlannedMigration{{File: "validator window", Commands: p.Tighten}}) {
+		notes, err := e.Replace(m.File, m.Commands)
+		p.Notes = append(p.Notes, notes...)
 		if err != nil {
 			return err
-		}
-		if ok {
-			sent.Tighten = true
-			p.Tighten[j] = sent
-			note("validator window", c)
 		}
 	}
 	return nil
