@@ -28,7 +28,7 @@ type Command struct {
 	// Tighten marks a collMod that closes a validator window.
 	Tighten bool `json:"tighten,omitempty"`
 	// Features are the lifecycle features (probe.Feature*) the command
-	// needs; Refused, when set, is why it cannot be sent (lifecycle.go).
+	// needs; Refused, when set, is why it cannot be sent (internal/lifecycleplan).
 	Features []string `json:"features,omitempty"`
 	Refused  string   `json:"refused,omitempty"`
 	// Cost is what the command costs the server, for the plan (the

@@ -60,7 +60,7 @@ type CommandResult struct {
 	// undo that process's work.
 	SentAfterLoss bool `json:"sentAfterLeaseLost,omitempty"`
 	// Asked: client-side only because WithClientSideValidators named the
-	// collection (pkg/runner's enforce.go), not because the server refused.
+	// collection (internal/enforce), not because the server refused.
 	Asked bool `json:"clientSideAsked,omitempty"`
 }
 
