@@ -18,7 +18,11 @@
 // stale lock. The runner decides what the ledger records and which
 // validator window is sent (internal/ledger and internal/window own those
 // documents and state their invariants) and is the only package that
-// sends collMod, createIndexes and dropIndexes.
+// sends collMod, createIndexes and dropIndexes. What it sends is planned
+// below it: a migration's lifecycle and a bucket family's commands
+// (internal/lifecycleplan), the declared state a takeover puts back
+// (internal/declared), which validators the server is given
+// (internal/enforce); an expired backlog is deleted by internal/expiry.
 //
 // The other products take what they need from it: a *Runner is the Source
 // of package backfill (which upgrades the documents nobody reads), and
