@@ -1,0 +1,204 @@
+package reshape_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/pkg/reshape"
+)
+
+// An old release's post, as its Go struct knows it: no _mongomig (and,
+// for the count, a release that already keeps commentCount, as an old
+// release must keep the fields it does not know: docs/file-format.md).
+type oldComment struct {
+	By   string `bson:"by"`
+	Text string `bson:"text"`
+}
+
+type oldPost struct {
+	ID           int32        `bson:"_id"`
+	Title        string       `bson:"title"`
+	Comments     []oldComment `bson:"comments,omitempty"`
+	CommentCount int64        `bson:"commentCount,omitempty"`
+}
+
+// structAppend is the old release appending c: it reads the post into its
+// struct, appends, and replaces the whole post (dropping _mongomig).
+func structAppend(t *testing.T, db *mongo.Database, id int32, c oldComment) {
+	t.Helper()
+	ctx := context.Background()
+	var p oldPost
+	if err := db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	p.Comments = append(p.Comments, c)
+	if _, err := db.Collection("posts").ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dualRead is what a reader of the new release gets for post id: its
+// children, then its embedded elements whose child _id is not among them
+// (docs/file-format.md), each as by|text.
+func dualRead(t *testing.T, db *mongo.Database, id int32, first int) []string {
+	t.Helper()
+	ctx := context.Background()
+	cur, err := db.Collection("comments").Find(ctx, bson.D{{Key: "postId", Value: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var children []bson.Raw
+	if err := cur.All(ctx, &children); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	have := map[string]bool{}
+	for _, c := range children {
+		have[c.Lookup("_id").String()] = true
+		got = append(got, c.Lookup("by").StringValue()+"|"+c.Lookup("text").StringValue())
+	}
+	var post bson.Raw
+	if err := db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&post); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := reshape.ChildIDs(post, "comments", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr, _ := post.Lookup("comments").ArrayOK()
+	vals, _ := arr.Values()
+	for i, v := range vals {
+		raw, _ := bson.Marshal(bson.D{{Key: "i", Value: ids[i]}})
+		if have[bson.Raw(raw).Lookup("i").String()] {
+			continue
+		}
+		d := v.Document()
+		got = append(got, d.Lookup("by").StringValue()+"|"+d.Lookup("text").StringValue())
+	}
+	sort.Strings(got)
+	return got
+}
+
+func sorted(s ...string) []string { sort.Strings(s); return s }
+
+var keeps = []struct {
+	name, keep string
+	first      int
+}{{"nothing", "nothing", 0}, {"count", "{count: commentCount}", 0}, {"first", "{first: 1}", 1}}
+
+// TestExtractStructReplaceAfterMoveMongoDB: the write loss of issue 27's
+// epoch. Post 1 holds a "+1" without an _id; the extract moves it (its
+// guarded update removes it and advances the post's epoch); then, at
+// that command boundary, an old release reads the post into its struct
+// (which does not know _mongomig), appends a new "+1" equal to the moved
+// one and replaces the whole post. The epoch went back to 0 with it, so
+// the next pass derived the moved one's child _id for the new "+1",
+// took it for written, and removed it: lost. Every "+1" must be read
+// (and with keep: count, counted) after the move.
+func TestExtractStructReplaceAfterMoveMongoDB(t *testing.T) {
+	for _, k := range keeps {
+		t.Run(k.name, func(t *testing.T) {
+			servers(t, "reshape_struct_"+k.name, func(t *testing.T, db *mongo.Database) {
+				ctx := context.Background()
+				plusOne := bson.D{{Key: "by", Value: "ann"}, {Key: "text", Value: "+1"}}
+				first := bson.D{{Key: "by", Value: "ada"}, {Key: "text", Value: "first"}}
+				comments := bson.A{plusOne}
+				want := sorted("ann|+1", "ann|+1")
+				if k.first > 0 {
+					comments = bson.A{first, plusOne}
+					want = sorted("ada|first", "ann|+1", "ann|+1")
+				}
+				if _, err := db.Collection("posts").InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "title", Value: "t"}, {Key: "comments", Value: comments}}); err != nil {
+					t.Fatal(err)
+				}
+				replaced := 0
+				hook := func(point string, _ int64, _ int) {
+					if point == "reshape.parent" && replaced == 0 {
+						replaced++
+						structAppend(t, db, 1, oldComment{By: "ann", Text: "+1"})
+					}
+				}
+				file := "run:\n  - extract: {from: posts, array: comments, to: comments, ref: postId, keep: " + k.keep + "}\n"
+				if _, err := run(t, db, blogMigration(t, file), reshape.Options{Hook: hook}); err != nil {
+					t.Fatal(err)
+				}
+				if replaced != 1 {
+					t.Fatalf("the old release replaced the post %d times, want 1", replaced)
+				}
+				if got := dualRead(t, db, 1, k.first); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("post 1 reads %v, want %v", got, want)
+				}
+				if k.name == "count" {
+					var p oldPost
+					_ = db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&p)
+					if p.CommentCount != 2 {
+						t.Errorf("commentCount %d, want 2", p.CommentCount)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestExtractStaleCopyReplaceMongoDB: an old release that replaces the
+// post with a copy it read before the extract's guarded update (the copy
+// holds _mongomig as it was), appending a comment: the moved "+1" it puts
+// back is not moved twice, and what it appended (a different comment, or
+// one more equal "+1") is moved once: exactly once, as before.
+func TestExtractStaleCopyReplaceMongoDB(t *testing.T) {
+	for _, appended := range []string{"other", "equal"} {
+		t.Run(appended, func(t *testing.T) {
+			servers(t, "reshape_stale_"+appended, func(t *testing.T, db *mongo.Database) {
+				ctx := context.Background()
+				posts := db.Collection("posts")
+				plusOne := bson.D{{Key: "by", Value: "ann"}, {Key: "text", Value: "+1"}}
+				if _, err := posts.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "comments", Value: bson.A{plusOne}}}); err != nil {
+					t.Fatal(err)
+				}
+				add, want := plusOne, sorted("ann|+1", "ann|+1")
+				if appended == "other" {
+					add, want = bson.D{{Key: "by", Value: "bob"}, {Key: "text", Value: "late"}}, sorted("ann|+1", "bob|late")
+				}
+				var copied bson.D
+				done := false
+				hook := func(point string, _ int64, _ int) {
+					switch {
+					case point == "reshape.children" && copied == nil: // read before the update
+						if err := posts.FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&copied); err != nil {
+							t.Error(err)
+						}
+					case point == "reshape.parent" && !done: // replaced after it
+						done = true
+						for i, e := range copied {
+							if e.Key == "comments" {
+								copied[i].Value = append(e.Value.(bson.A), add)
+							}
+						}
+						if _, err := posts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}, copied); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+				if _, err := run(t, db, blogMigration(t, blogFile), reshape.Options{Hook: hook}); err != nil {
+					t.Fatal(err)
+				}
+				if !done {
+					t.Fatal("the old release never replaced the post")
+				}
+				if got := dualRead(t, db, 1, 0); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("post 1 reads %v, want %v", got, want)
+				}
+				var p oldPost
+				_ = posts.FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&p)
+				if p.CommentCount != 2 || len(p.Comments) != 0 {
+					t.Errorf("commentCount %d, %d embedded; want 2 and 0", p.CommentCount, len(p.Comments))
+				}
+			})
+		})
+	}
+}
