@@ -202,3 +202,91 @@ func TestExtractStaleCopyReplaceMongoDB(t *testing.T) {
 		})
 	}
 }
+
+// checkNoLoss: post id reads (dualRead) every comment of want; what it
+// reads more are duplicates rule 4 accepts, each a child marked by its
+// {replaced} epoch (so at most that many); exact asks for none.
+func checkNoLoss(t *testing.T, db *mongo.Database, id int32, first int, want []string, exact bool) {
+	t.Helper()
+	got := dualRead(t, db, id, first)
+	left := map[string]int{}
+	for _, g := range got {
+		left[g]++
+	}
+	for _, w := range want {
+		if left[w] == 0 {
+			t.Errorf("post %d: %s lost (reads %v, want %v)", id, w, got, want)
+			continue
+		}
+		left[w]--
+	}
+	extra := 0
+	for _, n := range left {
+		extra += n
+	}
+	marked, _ := db.Collection("comments").CountDocuments(context.Background(),
+		bson.D{{Key: "postId", Value: id}, {Key: "_id.e.replaced", Value: bson.D{{Key: "$exists", Value: true}}}})
+	switch {
+	case exact && extra > 0:
+		t.Errorf("post %d reads %v, want exactly %v", id, got, want)
+	case int64(extra) > marked:
+		t.Errorf("post %d: %d duplicates, only %d children marked replaced (reads %v)", id, extra, marked, got)
+	}
+}
+
+// TestExtractKilledThenStructReplaceMongoDB: the move of post 1 (a "+1"
+// without an _id) stops dead at each point it names; before the resume
+// an old release reads the post into its struct, appends an equal "+1"
+// and replaces the post (dropping _mongomig). No comment is lost. Killed
+// after its children were written and before the guarded update, the
+// struct writes back the unmoved "+1", which the resume cannot tell from
+// a new one written after a move (the same document): it is moved again,
+// a duplicate marked by its {replaced} epoch (rule 4); at every other
+// point every comment is moved exactly once.
+func TestExtractKilledThenStructReplaceMongoDB(t *testing.T) {
+	points := []string{"reshape.read", "reshape.stamp", "reshape.derive", "reshape.children", "reshape.parent", "reshape.batch"}
+	servers(t, "reshape_kill_struct", func(t *testing.T, db *mongo.Database) {
+		ctx := context.Background()
+		for _, point := range points {
+			t.Run(point, func(t *testing.T) {
+				if err := db.Drop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				plusOne := bson.D{{Key: "by", Value: "ann"}, {Key: "text", Value: "+1"}}
+				if _, err := db.Collection("posts").InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "title", Value: "t"}, {Key: "comments", Value: bson.A{plusOne}}}); err != nil {
+					t.Fatal(err)
+				}
+				kill := func(p string, _ int64, _ int) {
+					if p == point {
+						panic(errKilled)
+					}
+				}
+				died := func() (died bool) {
+					defer func() {
+						if r := recover(); r != nil {
+							if r != errKilled {
+								panic(r)
+							}
+							died = true
+						}
+					}()
+					_, _ = run(t, db, blogMigration(t, blogFile), reshape.Options{Hook: kill})
+					return false
+				}()
+				if !died {
+					t.Fatalf("%s never reached", point)
+				}
+				structAppend(t, db, 1, oldComment{By: "ann", Text: "+1"})
+				if _, err := run(t, db, blogMigration(t, blogFile), reshape.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				checkNoLoss(t, db, 1, 0, sorted("ann|+1", "ann|+1"), point != "reshape.children")
+				var p oldPost
+				_ = db.Collection("posts").FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&p)
+				if p.CommentCount != 2 || len(p.Comments) != 0 {
+					t.Errorf("commentCount %d, %d embedded; want 2 and 0", p.CommentCount, len(p.Comments))
+				}
+			})
+		}
+	})
+}
