@@ -2,9 +2,11 @@ package reshape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -112,7 +114,10 @@ func (o *operation) stamp(ctx context.Context, ids bson.A, replaced bool) error 
 		}
 		filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: epochPath(x.Array), Value: bson.D{{Key: "$exists", Value: false}}}}
 		if _, err := o.db.Collection(x.From).UpdateMany(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: epochPath(x.Array), Value: epoch}}}}); err != nil {
-			return fmt.Errorf("stamp the epoch of %s.%s: %w", x.From, x.Array, err)
+			if !isValidationError(err) {
+				return fmt.Errorf("stamp the epoch of %s.%s (%s): %w", x.From, x.Array, epochPath(x.Array), err)
+			}
+			return fmt.Errorf("stamp the epoch of %s.%s (%s): %w: the validator of %s must accept documents that still hold %s, with an object %s, until the extract is done", x.From, x.Array, epochPath(x.Array), err, x.From, x.Array, EpochField)
 		}
 		return nil
 	}
@@ -194,4 +199,11 @@ func (o *operation) noteReplaced(ctx context.Context) error {
 		o.summary += fmt.Sprintf("; %d of them were written back by a whole-document replace that dropped %s (find them with {\"_id.e.replaced\": {$exists: true}}): one equal to an earlier child of the same %s may be its duplicate", n, EpochField, x.Ref)
 	}
 	return nil
+}
+
+// isValidationError reports whether err is the server's "Document failed
+// validation" (code 121).
+func isValidationError(err error) bool {
+	var se mongo.ServerError
+	return errors.As(err, &se) && se.HasErrorCode(121)
 }

@@ -92,9 +92,13 @@ func idsAt(parentID any, vals []bson.RawValue, e bson.RawValue, first int) []bso
 
 // ChildIDs are the child _ids of every element of parent's array, in
 // order: what a reader of the new release uses to leave out the embedded
-// elements it also found among the children. parent must hold its _id,
-// the array and [EpochField] (read them together); first is the
-// extract's keep: {first: k} (0 for the other keeps).
+// elements it also found among the children (an element whose child is
+// written and whose parent's guarded update is not sent yet is both: rule
+// 7 of the package doc). parent must hold its _id, the array and
+// [EpochField] (read them together); first is the extract's keep:
+// {first: k} (0 for the other keeps). For a parent without an epoch the
+// _ids of its elements without an _id (but the kept first k) have no
+// "e", which no child extract writes has: none of them is a child yet.
 func ChildIDs(parent bson.Raw, array string, first int) ([]bson.D, error) {
 	val := parent.Lookup(splitPath(array)...)
 	if val.Type == 0 || val.Type == bson.TypeNull {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/reshape"
 )
 
@@ -289,4 +291,53 @@ func TestExtractKilledThenStructReplaceMongoDB(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestExtractValidatorRefusesArrayMongoDB: the epoch is stamped on a post
+// that still holds its comments, so a posts validator that refuses the
+// array (the new shape only, validationLevel strict) stops the extract
+// with an error saying what the validator must accept, before any child
+// is written; one that accepts both shapes lets it move everything.
+func TestExtractValidatorRefusesArrayMongoDB(t *testing.T) {
+	shapes := map[string]bson.D{
+		"new shape only": {{Key: "comments", Value: bson.D{{Key: "$exists", Value: false}}}},
+		"both shapes": {{Key: "$or", Value: bson.A{bson.D{{Key: "comments", Value: bson.D{{Key: "$exists", Value: false}}}},
+			bson.D{{Key: "comments", Value: bson.D{{Key: "$type", Value: "array"}}}}}}},
+	}
+	for name, validator := range shapes {
+		t.Run(name, func(t *testing.T) {
+			servers(t, "reshape_validator", func(t *testing.T, db *mongo.Database) {
+				ctx := context.Background()
+				r, err := probe.Probe(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Capabilities.Validators.Available {
+					t.Skip("validators: " + r.Capabilities.Validators.Reason)
+				}
+				plusOne := bson.D{{Key: "by", Value: "ann"}, {Key: "text", Value: "+1"}}
+				if _, err := db.Collection("posts").InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "comments", Value: bson.A{plusOne}}}); err != nil {
+					t.Fatal(err)
+				}
+				cmd := bson.D{{Key: "collMod", Value: "posts"}, {Key: "validator", Value: validator}, {Key: "validationLevel", Value: "strict"}}
+				if err := db.RunCommand(ctx, cmd).Err(); err != nil {
+					t.Fatal(err)
+				}
+				_, err = run(t, db, blogMigration(t, blogFile), reshape.Options{})
+				n, _ := db.Collection("comments").CountDocuments(ctx, bson.D{})
+				if name == "both shapes" {
+					if err != nil || n != 1 {
+						t.Fatalf("extract: %v, %d children; want it done with 1", err, n)
+					}
+					return
+				}
+				if err == nil || !strings.Contains(err.Error(), "the validator of posts must accept documents that still hold comments") {
+					t.Fatalf("extract: %v; want the validator named", err)
+				}
+				if got := dualRead(t, db, 1, 0); fmt.Sprint(got) != "[ann|+1]" || n != 0 {
+					t.Errorf("post 1 reads %v with %d children; want the +1 still embedded, none moved", got, n)
+				}
+			})
+		})
+	}
 }
