@@ -32,7 +32,7 @@
 //     ObjectId, never the same twice for a parent: child _ids are derived
 //     only from a parent read with one, so one that holds such an element
 //     and none is stamped first (one update for a batch's parents, filtered
-//     on the field missing, then the parents are read again); and the
+//     on the field missing or null, then the parents are read again); and the
 //     guarded update of rule 5 sets a new one when it removes an element
 //     without an _id, in that same update. So a rerun after a crash before
 //     that update finds the epoch it derived with and derives the same
@@ -55,8 +55,9 @@
 //     the parents a pass stamps when the child collection held documents
 //     as the pass began, and for a parent stamped again within a pass), so
 //     every child that can be a duplicate has "_id.e.replaced" and is
-//     counted in the operation's summary; one is a duplicate when an
-//     earlier child of the same parent has the same hash. With keep:
+//     counted in the operation's summary; only one whose hash an earlier
+//     child of the same parent has can be a duplicate (of that child, or
+//     an equal element written again: the data cannot tell). With keep:
 //     {first: k} the kept first k are numbered without an epoch (they
 //     never leave the array).
 //  5. The children of a parent are written before the parent's array is
@@ -65,7 +66,16 @@
 //     read makes the update match nothing, the parent is read again, and
 //     the appended element is moved by this pass or the next. An element is
 //     never removed from a parent before its child exists, and never
-//     becomes two children.
+//     becomes two children (but rule 4's marked duplicate). A move's state
+//     is the parent's array and epoch and the children, nothing else, so a
+//     move stopped between any two of its commands resumes by walking the
+//     batch again: stopped after the stamp, the parent holds the epoch the
+//     rerun derives with; after the children and before the guarded update,
+//     the rerun derives the same _ids and finds them inserted; after the
+//     update and before the progress, the parent no longer holds what was
+//     moved (with keep: {first: k} the kept k derive the same _ids, and
+//     are not removed). A replace by an old release in any of those gaps is
+//     rule 4's: a copy carries its epoch, a struct drops it.
 //  6. The count field (keep: {count: F}) is incremented in that same
 //     guarded update by the number of elements it removes, so it counts
 //     every moved element once, whether the parent is updated by field or

@@ -91,7 +91,8 @@ func (o *operation) stampOne(ctx context.Context, id bson.RawValue) (bson.Raw, e
 	return o.readParent(ctx, id)
 }
 
-// stamp sets a new epoch on the parents ids that still have none: one
+// stamp sets a new epoch on the parents ids that still have none (the
+// field missing or null, as [Epoch] reads it): one
 // ObjectId for them all (an epoch need only be new for its parent). With
 // replaced, the parents that have children already (a whole-document
 // replace dropped their epoch after an earlier move) get {replaced:
@@ -112,7 +113,7 @@ func (o *operation) stamp(ctx context.Context, ids bson.A, replaced bool) error 
 		if err := lease.Fence(ctx); err != nil {
 			return err
 		}
-		filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: epochPath(x.Array), Value: bson.D{{Key: "$exists", Value: false}}}}
+		filter := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: epochPath(x.Array), Value: nil}} // missing or null
 		if _, err := o.db.Collection(x.From).UpdateMany(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: epochPath(x.Array), Value: epoch}}}}); err != nil {
 			if !isValidationError(err) {
 				return fmt.Errorf("stamp the epoch of %s.%s (%s): %w", x.From, x.Array, epochPath(x.Array), err)

@@ -126,8 +126,12 @@ func TestExtractStructReplaceAfterMoveMongoDB(t *testing.T) {
 					}
 				}
 				file := "run:\n  - extract: {from: posts, array: comments, to: comments, ref: postId, keep: " + k.keep + "}\n"
-				if _, err := run(t, db, blogMigration(t, file), reshape.Options{Hook: hook}); err != nil {
+				res, err := run(t, db, blogMigration(t, file), reshape.Options{Hook: hook})
+				if err != nil {
 					t.Fatal(err)
+				}
+				if !strings.Contains(res[0].Summary, "1 of them were written back by a whole-document replace that dropped _mongomig") {
+					t.Errorf("summary %q does not count the child made after the replace", res[0].Summary)
 				}
 				if replaced != 1 {
 					t.Fatalf("the old release replaced the post %d times, want 1", replaced)
@@ -340,4 +344,43 @@ func TestExtractValidatorRefusesArrayMongoDB(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestExtractDualReadDuringMoveMongoDB: a reader of the new release
+// between every two commands of the move (after the stamp, after the
+// children were written and before the guarded update, after it) reads
+// every comment of the blog exactly once: an element that is both
+// embedded and a child is left out of the embedded ones by ChildIDs.
+func TestExtractDualReadDuringMoveMongoDB(t *testing.T) {
+	servers(t, "reshape_dual", func(t *testing.T, db *mongo.Database) {
+		want := loadBlog(t, db, 6)
+		byText := map[int32][]string{}
+		for p, w := range want {
+			for _, k := range w {
+				f := strings.Split(k, "|") // _id|by|text
+				byText[p] = append(byText[p], f[1]+"|"+f[2])
+			}
+			sort.Strings(byText[p])
+		}
+		reads := 0
+		hook := func(point string, _ int64, _ int) {
+			switch point {
+			case "reshape.stamp", "reshape.children", "reshape.parent":
+			default:
+				return
+			}
+			for p := int32(1); p <= 6; p++ {
+				reads++
+				if got := dualRead(t, db, p, 0); fmt.Sprint(got) != fmt.Sprint(byText[p]) {
+					t.Errorf("at %s, post %d reads %v, want %v", point, p, got, byText[p])
+				}
+			}
+		}
+		if _, err := run(t, db, blogMigration(t, blogFile), reshape.Options{Batch: 2, Hook: hook}); err != nil {
+			t.Fatal(err)
+		}
+		if reads == 0 {
+			t.Fatal("no read during the move")
+		}
+	})
 }
