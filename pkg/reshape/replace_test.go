@@ -384,3 +384,54 @@ func TestExtractDualReadDuringMoveMongoDB(t *testing.T) {
 		}
 	})
 }
+
+// TestExtractStaleCopyBeforeStampMongoDB: a copy an old release read
+// before the move first stamped the post holds no _mongomig: replaced
+// after the move (with a comment appended), it is the same document as a
+// struct's replace after the move with two new comments, so what it puts
+// back is moved again as new. Nothing is lost, and every child that may
+// be a duplicate is marked and counted.
+func TestExtractStaleCopyBeforeStampMongoDB(t *testing.T) {
+	servers(t, "reshape_stale_early", func(t *testing.T, db *mongo.Database) {
+		ctx := context.Background()
+		posts := db.Collection("posts")
+		plusOne := bson.D{{Key: "by", Value: "ann"}, {Key: "text", Value: "+1"}}
+		if _, err := posts.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "comments", Value: bson.A{plusOne}}}); err != nil {
+			t.Fatal(err)
+		}
+		var copied bson.D
+		done := false
+		hook := func(point string, _ int64, _ int) {
+			switch {
+			case point == "reshape.read" && copied == nil: // before the stamp
+				if err := posts.FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&copied); err != nil {
+					t.Error(err)
+				}
+			case point == "reshape.parent" && !done:
+				done = true
+				for i, e := range copied {
+					if e.Key == "comments" {
+						copied[i].Value = append(e.Value.(bson.A), bson.D{{Key: "by", Value: "bob"}, {Key: "text", Value: "late"}})
+					}
+				}
+				if _, err := posts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}, copied); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		res, err := run(t, db, blogMigration(t, blogFile), reshape.Options{Hook: hook})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !done {
+			t.Fatal("the old release never replaced the post")
+		}
+		checkNoLoss(t, db, 1, 0, sorted("ann|+1", "bob|late"), false)
+		if got := dualRead(t, db, 1, 0); len(got) != 3 {
+			t.Errorf("post 1 reads %v: want the put-back +1 moved again (a marked duplicate)", got)
+		}
+		if !strings.Contains(res[0].Summary, "2 of them were written back by a whole-document replace") {
+			t.Errorf("summary %q does not count the 2 children made after the replace", res[0].Summary)
+		}
+	})
+}
