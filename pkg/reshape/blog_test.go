@@ -96,9 +96,62 @@ func key(cm bson.D) string {
 // children.
 func checkExactlyOnce(t *testing.T, db *mongo.Database, want map[int32][]string) {
 	t.Helper()
+	checkMoved(t, db, want, noDupes)
+}
+
+// How checkMoved takes comments more than written.
+type dupes int
+
+const (
+	noDupes     dupes = iota // none
+	markedDupes              // no more than the children marked by a {replaced} epoch
+	anyDupes                 // any (down's record went with _mongomig)
+)
+
+// checkMoved is checkExactlyOnce, or with dupes, no comment lost and what
+// is there more (children beyond the count, comments beyond want) as
+// dupes allows: the duplicates rule 4 accepts after a whole-document
+// replace dropped _mongomig.
+func checkMoved(t *testing.T, db *mongo.Database, want map[int32][]string, d dupes) {
+	t.Helper()
+	got, children, counts, replaced := gather(t, db)
+	for id, count := range counts {
+		if count != children[id] && (d == noDupes || count > children[id] || (d == markedDupes && children[id]-count > replaced[id])) {
+			t.Errorf("post %d: commentCount %d, %d comments in the comments collection (%d marked replaced)", id, count, children[id], replaced[id])
+		}
+	}
+	for p, w := range want {
+		g := got[p]
+		sort.Strings(w)
+		sort.Strings(g)
+		if d == noDupes {
+			if fmt.Sprint(w) != fmt.Sprint(g) {
+				t.Errorf("post %d: comments\n got %v\nwant %v", p, g, w)
+			}
+			continue
+		}
+		left := map[string]int{}
+		for _, c := range g {
+			left[c]++
+		}
+		for _, c := range w {
+			if left[c] == 0 {
+				t.Errorf("post %d: comment %s lost\n got %v\nwant %v", p, c, g, w)
+			}
+			left[c]--
+		}
+		if extra := int64(len(g) - len(w)); d == markedDupes && extra > replaced[p] {
+			t.Errorf("post %d: %d comments more than written, %d children marked replaced\n got %v\nwant %v", p, extra, replaced[p], g, w)
+		}
+	}
+}
+
+// gather is every post's comments (children and embedded), its children
+// and those marked replaced, and its commentCount.
+func gather(t *testing.T, db *mongo.Database) (got map[int32][]string, children, counts, marked map[int32]int64) {
+	t.Helper()
 	ctx := context.Background()
-	got := map[int32][]string{}
-	children := map[int32]int64{}
+	got, children, counts, marked = map[int32][]string{}, map[int32]int64{}, map[int32]int64{}, map[int32]int64{}
 	cur, err := db.Collection("comments").Find(ctx, bson.D{})
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +163,7 @@ func checkExactlyOnce(t *testing.T, db *mongo.Database, want map[int32][]string)
 	for _, c := range cs {
 		var post int32
 		var cm bson.D
+		replaced := false
 		for _, e := range c {
 			switch e.Key {
 			case "postId":
@@ -123,6 +177,9 @@ func checkExactlyOnce(t *testing.T, db *mongo.Database, want map[int32][]string)
 					if f.Key == "key" {
 						cm = append(cm, bson.E{Key: "_id", Value: f.Value})
 					}
+					if ep, ok := f.Value.(bson.D); ok && f.Key == "e" && len(ep) > 0 && ep[0].Key == "replaced" {
+						replaced = true
+					}
 				}
 			default:
 				cm = append(cm, e)
@@ -130,6 +187,9 @@ func checkExactlyOnce(t *testing.T, db *mongo.Database, want map[int32][]string)
 		}
 		got[post] = append(got[post], key(cm))
 		children[post]++
+		if replaced {
+			marked[post]++
+		}
 	}
 	cur, err = db.Collection("posts").Find(ctx, bson.D{})
 	if err != nil {
@@ -153,18 +213,9 @@ func checkExactlyOnce(t *testing.T, db *mongo.Database, want map[int32][]string)
 		case int32:
 			count = int64(n)
 		}
-		if count != children[id] {
-			t.Errorf("post %d: commentCount %d, %d comments in the comments collection", id, count, children[id])
-		}
+		counts[id] = count
 	}
-	for p, w := range want {
-		g := got[p]
-		sort.Strings(w)
-		sort.Strings(g)
-		if fmt.Sprint(w) != fmt.Sprint(g) {
-			t.Errorf("post %d: comments\n got %v\nwant %v", p, g, w)
-		}
-	}
+	return got, children, counts, marked
 }
 
 // underLock runs fn holding the migration lock, as up does.

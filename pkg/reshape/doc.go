@@ -27,25 +27,55 @@
 //     the parent's epoch for the array ([ChildIDs]): {parent: <parent
 //     _id>, key: <element's _id>} for a document with an _id, else
 //     {parent: <parent _id>, hash: <sha256 of the element's BSON>, n: <how
-//     many equal elements precede it>, e: <epoch, when not 0>}. The epoch
-//     ("_mongomig.<array>.epoch" on the parent, [EpochField]) is advanced
-//     by 1 by the guarded update of rule 5 when it removes an element
-//     without an _id, in that same update, and by nothing else: a rerun
-//     after a crash before that update derives the same _ids (the epoch
-//     did not move), while an element equal to a moved one that an old
-//     release appends after it gets a new _id (the epoch moved with the
-//     removal), never the moved one's. With keep: {first: k} the kept
-//     first k are numbered at epoch 0 (they never leave the array). An
-//     old release that replaces the parent with a copy read earlier puts
-//     back the array and the epoch as they were together. A child is
-//     inserted, never replaced: writing it twice inserts it once.
+//     many equal elements precede it>, e: <epoch>}. The epoch
+//     ("_mongomig.<array>.epoch" on the parent, [EpochField]) is an
+//     ObjectId, never the same twice for a parent: child _ids are derived
+//     only from a parent read with one, so one that holds such an element
+//     and none is stamped first (one update for a batch's parents, filtered
+//     on the field missing or null, then the parents are read again); and the
+//     guarded update of rule 5 sets a new one when it removes an element
+//     without an _id, in that same update. So a rerun after a crash before
+//     that update finds the epoch it derived with and derives the same
+//     _ids (the children are there: they are inserted, never replaced,
+//     and writing one twice inserts it once); an element equal to a moved
+//     one that an old release appends after the removal is numbered at the
+//     new epoch, never the moved one's; an old release that replaces the
+//     parent with a copy read earlier puts back the array and the epoch as
+//     they were together, so what it puts back is found moved and what it
+//     appended is new. An old release that replaces the parent from a
+//     struct that does not know _mongomig drops the epoch: the parent is
+//     stamped anew, so every element it wrote gets a new _id and is moved,
+//     none is taken for a moved one (no acknowledged element is lost).
+//     The price is a duplicate when what such a replace wrote back is an
+//     element moved already (its copy was read before the guarded update,
+//     or the move stopped after the children and before that update): the
+//     same document as an equal element appended after the move, which
+//     must be moved. Such a parent is stamped {replaced: ObjectId} when it
+//     already has children made with a {parent, hash, n} _id (checked for
+//     the parents a pass stamps when the child collection held documents
+//     as the pass began, and for a parent stamped again within a pass), so
+//     every child that can be a duplicate has "_id.e.replaced" and is
+//     counted in the operation's summary; only one whose hash an earlier
+//     child of the same parent has can be a duplicate (of that child, or
+//     an equal element written again: the data cannot tell). With keep:
+//     {first: k} the kept first k are numbered without an epoch (they
+//     never leave the array).
 //  5. The children of a parent are written before the parent's array is
 //     changed, and the parent's update is filtered on the array exactly as
 //     read: an element an old release appended (or any change) since the
 //     read makes the update match nothing, the parent is read again, and
 //     the appended element is moved by this pass or the next. An element is
 //     never removed from a parent before its child exists, and never
-//     becomes two children.
+//     becomes two children (but rule 4's marked duplicate). A move's state
+//     is the parent's array and epoch and the children, nothing else, so a
+//     move stopped between any two of its commands resumes by walking the
+//     batch again: stopped after the stamp, the parent holds the epoch the
+//     rerun derives with; after the children and before the guarded update,
+//     the rerun derives the same _ids and finds them inserted; after the
+//     update and before the progress, the parent no longer holds what was
+//     moved (with keep: {first: k} the kept k derive the same _ids, and
+//     are not removed). A replace by an old release in any of those gaps is
+//     rule 4's: a copy carries its epoch, a struct drops it.
 //  6. The count field (keep: {count: F}) is incremented in that same
 //     guarded update by the number of elements it removes, so it counts
 //     every moved element once, whether the parent is updated by field or
@@ -54,6 +84,11 @@
 //     nothing; an element appended after that stays embedded, and a reader
 //     of the new release reads both (the embedded remainder and the
 //     children, by [ChildIDs] without duplicates): docs/file-format.md.
+//     While a parent's children are written and its guarded update is not
+//     yet sent, its elements are both; the parent holds the epoch they
+//     were derived with, so [ChildIDs] names each child and the reader
+//     returns it once. A parent without an epoch has no child at any _id
+//     [ChildIDs] gives its elements (but the kept first k).
 //
 // Down re-embeds ([Revert]: extract's inverse, its progress stored beside
 // the operation's under "$run$<version>$<index>$down"):
@@ -65,7 +100,7 @@
 //     decremented in that update by the elements it adds (rule 6's
 //     inverse). When the parent has children with a {parent, hash, n}
 //     _id, that update also records their _ids on the parent
-//     ("_mongomig.<array>.embedded") and advances the epoch (the elements
+//     ("_mongomig.<array>.embedded") and sets a new epoch (the elements
 //     it embeds could no longer be told apart by hash and rank). A child
 //     is held when an element of the array has the child's _id by rule 4
 //     at the parent's epoch, or the record names it, so a child embedded

@@ -44,7 +44,7 @@ func (o *operation) extract(ctx context.Context) error {
 		}
 		if o.p.PassMoved == 0 {
 			o.summary = fmt.Sprintf("moved %d elements of %s.%s into %s in %d passes", o.p.Moved, x.From, x.Array, x.To, o.p.Pass)
-			return nil
+			return o.noteReplaced(ctx)
 		}
 		if o.p.Pass >= o.opts.MaxPasses {
 			return &BusyError{Collection: x.From, Array: x.Array, Passes: o.p.Pass, Moved: o.p.PassMoved}
@@ -70,6 +70,11 @@ func withElements(x *migration.Extract) bson.D {
 func (o *operation) extractPass(ctx context.Context) error {
 	x := o.op.Extract
 	parents := o.db.Collection(x.From)
+	// A parent can have been moved before this pass only if children exist.
+	replaced, err := o.anyChild(ctx)
+	if err != nil {
+		return err
+	}
 	for {
 		filter := withElements(x)
 		if o.p.LastID != nil {
@@ -80,6 +85,10 @@ func (o *operation) extractPass(ctx context.Context) error {
 		if err != nil || len(docs) == 0 {
 			return err
 		}
+		last := docs[len(docs)-1].Lookup("_id")
+		if docs, err = o.stampBatch(ctx, docs, replaced); err != nil {
+			return err
+		}
 		for _, d := range docs {
 			changed, err := o.moveParent(ctx, d)
 			if err != nil {
@@ -87,7 +96,7 @@ func (o *operation) extractPass(ctx context.Context) error {
 			}
 			o.p.PassMoved += changed
 		}
-		o.p.LastID = docs[len(docs)-1].Lookup("_id")
+		o.p.LastID = last
 		o.hook("reshape.batch", int(o.p.Moved))
 		if err := o.save(ctx); err != nil {
 			return err
@@ -96,6 +105,18 @@ func (o *operation) extractPass(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// anyChild reports whether the child collection holds a document.
+func (o *operation) anyChild(ctx context.Context) (bool, error) {
+	err := o.db.Collection(o.op.Extract.To).FindOne(ctx, bson.D{}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", o.op.Extract.To, err)
+	}
+	return true, nil
 }
 
 func (o *operation) readParents(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]bson.Raw, error) {
@@ -121,6 +142,16 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 	id := doc.Lookup("_id")
 	var changed int64
 	for try := 0; try < maxContended; try++ {
+		if doc == nil {
+			return changed, nil // the parent went away since the read
+		}
+		if needsEpoch(x, doc) { // replaced whole since the batch's stamp (rule 4)
+			var err error
+			if doc, err = o.stampOne(ctx, id); err != nil {
+				return changed, err
+			}
+			continue
+		}
 		val := doc.Lookup(splitPath(x.Array)...)
 		arr, ok := val.ArrayOK()
 		switch {
@@ -132,6 +163,7 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 			return changed, fmt.Errorf("%s _id %s: %s is not an array; fix the document, or leave it out of the extract", x.From, bsonx.ExtJSONOf(id), x.Array)
 		}
 		epoch := Epoch(doc, x.Array)
+		o.hook("reshape.derive", int(o.p.Moved))
 		inserted, err := o.writeChildren(ctx, id, arr, epoch)
 		if err != nil {
 			return changed, err
@@ -151,13 +183,8 @@ func (o *operation) moveParent(ctx context.Context, doc bson.Raw) (int64, error)
 			return changed + 1, nil
 		}
 		// The array changed since it was read: read the parent again.
-		err = o.db.Collection(x.From).FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(parentProjection(x))).Decode(&doc)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return changed, nil
-		}
-		if err != nil {
-			return changed, fmt.Errorf("read %s _id %s again: %w", x.From, bsonx.ExtJSONOf(id), err)
+		if doc, err = o.readParent(ctx, id); err != nil {
+			return changed, err
 		}
 	}
 	// Contended: the next pass (which this one makes happen) takes it.
@@ -178,7 +205,7 @@ func kept(x *migration.Extract) int {
 	return 0
 }
 
-func (o *operation) writeChildren(ctx context.Context, pid bson.RawValue, arr bson.RawArray, epoch int64) (int64, error) {
+func (o *operation) writeChildren(ctx context.Context, pid bson.RawValue, arr bson.RawArray, epoch bson.RawValue) (int64, error) {
 	x := o.op.Extract
 	vals, err := arr.Values()
 	if err != nil {
@@ -268,24 +295,6 @@ func splitPath(p string) []string {
 	return append(out, p[start:])
 }
 
-// advanceEpoch adds to update, which removes vals[kept(x):] from the
-// parent doc, the $inc of the array's epoch when one of them has no _id,
-// so an equal element appended later gets a child _id of its own (rule
-// 4); and the $unset of a down's record of what it embedded back (rule
-// 8), which no longer describes the array.
-func advanceEpoch(x *migration.Extract, doc bson.Raw, vals []bson.RawValue, update bson.D) bson.D {
-	for _, v := range vals[kept(x):] {
-		if hasHashID(v) {
-			update = addTo(update, "$inc", epochPath(x.Array), int64(1))
-			break
-		}
-	}
-	if doc.Lookup(splitPath(embeddedPath(x.Array))...).Type != 0 {
-		update = addTo(update, "$unset", embeddedPath(x.Array), "")
-	}
-	return update
-}
-
 // addTo adds field: value to update's operator op.
 func addTo(update bson.D, op, field string, value any) bson.D {
 	for i, e := range update {
@@ -295,4 +304,19 @@ func addTo(update bson.D, op, field string, value any) bson.D {
 		}
 	}
 	return append(update, bson.E{Key: op, Value: bson.D{{Key: field, Value: value}}})
+}
+
+// readParent reads parent id again as extract reads it (nil: it is gone).
+func (o *operation) readParent(ctx context.Context, id bson.RawValue) (bson.Raw, error) {
+	x := o.op.Extract
+	var doc bson.Raw
+	err := o.db.Collection(x.From).FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+		options.FindOne().SetProjection(parentProjection(x))).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s _id %s again: %w", x.From, bsonx.ExtJSONOf(id), err)
+	}
+	return doc, nil
 }

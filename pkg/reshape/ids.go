@@ -10,38 +10,43 @@ import (
 )
 
 // EpochField is the parent's field under which extract keeps, per array,
-// its epoch (rule 4 of the package doc): "<EpochField>.<array>.epoch",
-// and down its record of the children it embedded back (rule 8):
-// "<EpochField>.<array>.embedded". Neither is written unless an element
-// without an _id is moved.
+// its epoch (rule 4 of the package doc): "<EpochField>.<array>.epoch", an
+// ObjectId, and down its record of the children it embedded back (rule
+// 8): "<EpochField>.<array>.embedded". Neither is written unless the array
+// holds an element without an _id.
 const EpochField = "_mongomig"
 
 func epochPath(array string) string    { return EpochField + "." + array + ".epoch" }
 func embeddedPath(array string) string { return EpochField + "." + array + ".embedded" }
 
-// Epoch is the extract epoch of parent's array (0 when the parent has
-// none): how many guarded updates removed an element without an _id from
-// it. parent must hold the field (read it with the array).
-func Epoch(parent bson.Raw, array string) int64 {
-	if n, ok := parent.Lookup(splitPath(epochPath(array))...).AsInt64OK(); ok {
-		return n
+// Epoch is the extract epoch of parent's array: the ObjectId extract
+// stamped on the parent before it derived child _ids from the array, new
+// at each guarded update that removed an element without an _id (rule 4
+// of the package doc). It is the zero RawValue when the parent has none:
+// never moved, or replaced whole by a writer that dropped _mongomig.
+// parent must hold the field (read it with the array).
+func Epoch(parent bson.Raw, array string) bson.RawValue {
+	v := parent.Lookup(splitPath(epochPath(array))...)
+	if v.Type == bson.TypeNull {
+		return bson.RawValue{}
 	}
-	return 0
+	return v
 }
 
 // ChildID is the _id the child of element elem of the parent whose _id is
-// parentID gets at epoch 0 (rule 4 of the package doc): before any
-// element without an _id was removed from the parent. earlier are the
-// elements before elem in the parent's array, as stored: equal elements
-// without an _id are told apart by how many precede them.
+// parentID gets without an epoch (rule 4 of the package doc): an element
+// with an _id, or one of the first k that keep: {first: k} keeps. earlier
+// are the elements before elem in the parent's array, as stored: equal
+// elements without an _id are told apart by how many precede them.
 func ChildID(parentID any, elem bson.RawValue, earlier []bson.RawValue) bson.D {
-	return childID(parentID, elem, earlier, 0)
+	return childID(parentID, elem, earlier, bson.RawValue{})
 }
 
-// childID is ChildID at epoch e: a {parent, hash, n} _id gets e (when
-// not 0), so an element appended after an equal one was moved and removed
-// gets an _id of its own.
-func childID(parentID any, elem bson.RawValue, earlier []bson.RawValue, e int64) bson.D {
+// childID is ChildID at epoch e: a {parent, hash, n} _id gets e (when the
+// parent has one), so an element appended after an equal one was moved
+// and removed, or written back by a replace that dropped the epoch, gets
+// an _id of its own.
+func childID(parentID any, elem bson.RawValue, earlier []bson.RawValue, e bson.RawValue) bson.D {
 	if doc, ok := elem.DocumentOK(); ok {
 		if id, err := doc.LookupErr("_id"); err == nil {
 			return bson.D{{Key: "parent", Value: parentID}, {Key: "key", Value: id}}
@@ -54,7 +59,7 @@ func childID(parentID any, elem bson.RawValue, earlier []bson.RawValue, e int64)
 		}
 	}
 	id := bson.D{{Key: "parent", Value: parentID}, {Key: "hash", Value: elementHash(elem)}, {Key: "n", Value: int32(n)}}
-	if e != 0 {
+	if e.Type != 0 {
 		id = append(id, bson.E{Key: "e", Value: e})
 	}
 	return id
@@ -71,14 +76,14 @@ func hasHashID(elem bson.RawValue) bool {
 }
 
 // idsAt are the child _ids of vals, the parent's array, at epoch e: the
-// first `first` (the elements keep: {first} keeps, moved before any
-// removal) at epoch 0, the others at e.
-func idsAt(parentID any, vals []bson.RawValue, e int64, first int) []bson.D {
+// first `first` (the elements keep: {first} keeps, which never leave the
+// array) without an epoch, the others at e.
+func idsAt(parentID any, vals []bson.RawValue, e bson.RawValue, first int) []bson.D {
 	ids := make([]bson.D, len(vals))
 	for i, v := range vals {
 		at := e
 		if i < first {
-			at = 0
+			at = bson.RawValue{}
 		}
 		ids[i] = childID(parentID, v, vals[:i], at)
 	}
@@ -87,9 +92,13 @@ func idsAt(parentID any, vals []bson.RawValue, e int64, first int) []bson.D {
 
 // ChildIDs are the child _ids of every element of parent's array, in
 // order: what a reader of the new release uses to leave out the embedded
-// elements it also found among the children. parent must hold its _id,
-// the array and [EpochField] (read them together); first is the
-// extract's keep: {first: k} (0 for the other keeps).
+// elements it also found among the children (an element whose child is
+// written and whose parent's guarded update is not sent yet is both: rule
+// 7 of the package doc). parent must hold its _id, the array and
+// [EpochField] (read them together); first is the extract's keep:
+// {first: k} (0 for the other keeps). For a parent without an epoch the
+// _ids of its elements without an _id (but the kept first k) have no
+// "e", which no child extract writes has: none of them is a child yet.
 func ChildIDs(parent bson.Raw, array string, first int) ([]bson.D, error) {
 	val := parent.Lookup(splitPath(array)...)
 	if val.Type == 0 || val.Type == bson.TypeNull {

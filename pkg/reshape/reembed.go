@@ -301,7 +301,7 @@ func (o *operation) setArray(ctx context.Context, pid bson.RawValue, guard bson.
 	}
 	if len(hashed) > 0 {
 		update = addTo(update, "$set", embeddedPath(x.Array), hashed)
-		update = addTo(update, "$inc", epochPath(x.Array), int64(1))
+		update = addTo(update, "$set", epochPath(x.Array), bson.NewObjectID())
 	}
 	if err := lease.Fence(ctx); err != nil {
 		return false, err

@@ -26,21 +26,24 @@ import (
 // dead stop at a hook point, or its context cancelled as a command
 // starts) and resumed.
 type scenario struct {
-	t      *testing.T
-	rng    *rand.Rand
-	plain  *mongo.Database // the actors' and the lock's client
-	moved  *mongo.Database // the move's client, monitored
-	want   map[int32][]string
-	posts  int32
-	down   bool
-	acts   int
-	budget int   // actions left in this phase
-	focus  int32 // the post the command about to start names (0: none)
-	cmds   int
-	killAt int // command number whose start cancels the move (0: none)
-	hookAt int // hook call that stops the move dead (0: none)
-	hooks  int
-	cancel context.CancelFunc
+	t     *testing.T
+	rng   *rand.Rand
+	plain *mongo.Database // the actors' and the lock's client
+	moved *mongo.Database // the move's client, monitored
+	want  map[int32][]string
+	posts int32
+	down  bool
+	// structs: the old instance also replaces posts from its Go struct,
+	// which does not know _mongomig (rule 4's duplicates are accepted).
+	structs bool
+	acts    int
+	budget  int   // actions left in this phase
+	focus   int32 // the post the command about to start names (0: none)
+	cmds    int
+	killAt  int // command number whose start cancels the move (0: none)
+	hookAt  int // hook call that stops the move dead (0: none)
+	hooks   int
+	cancel  context.CancelFunc
 }
 
 func (s *scenario) started(_ context.Context, e *event.CommandStartedEvent) {
@@ -116,12 +119,19 @@ func (s *scenario) act() {
 	cm := bson.D{{Key: "by", Value: "old"}, {Key: "text", Value: fmt.Sprintf("late %d", s.acts)}}
 	if s.rng.Intn(4) == 0 { // equal to others, without an _id: told apart by the parent's epoch
 		cm = bson.D{{Key: "by", Value: "old"}, {Key: "text", Value: "+1"}}
+		if s.structs { // equal to the blog's own, which the move may have taken already
+			cm[0].Value = "bob"
+		}
 	}
 	s.want[p] = append(s.want[p], key(cm))
 	if s.rng.Intn(2) == 0 {
 		if _, err := posts.UpdateOne(ctx, bson.D{{Key: "_id", Value: p}}, bson.D{{Key: "$push", Value: bson.D{{Key: "comments", Value: cm}}}}); err != nil {
 			s.t.Error(err)
 		}
+		return
+	}
+	if s.structs && s.rng.Intn(2) == 0 {
+		s.structReplace(p, cm)
 		return
 	}
 	var doc bson.D
@@ -140,6 +150,32 @@ func (s *scenario) act() {
 		doc = append(doc, bson.E{Key: "comments", Value: bson.A{cm}})
 	}
 	if _, err := posts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: p}}, doc); err != nil {
+		s.t.Error(err)
+	}
+}
+
+// structReplace: the old instance reads post p into its struct (comments
+// with their _id, no _mongomig), appends cm and replaces the whole post.
+func (s *scenario) structReplace(p int32, cm bson.D) {
+	type comment struct {
+		ID   any    `bson:"_id,omitempty"`
+		By   string `bson:"by"`
+		Text string `bson:"text"`
+	}
+	var post struct {
+		ID           int32     `bson:"_id"`
+		Title        string    `bson:"title"`
+		Comments     []comment `bson:"comments,omitempty"`
+		CommentCount int64     `bson:"commentCount,omitempty"`
+	}
+	ctx := context.Background()
+	posts := s.plain.Collection("posts")
+	if err := posts.FindOne(ctx, bson.D{{Key: "_id", Value: p}}).Decode(&post); err != nil {
+		s.t.Error(err)
+		return
+	}
+	post.Comments = append(post.Comments, comment{By: cm[0].Value.(string), Text: cm[1].Value.(string)})
+	if _, err := posts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: p}}, post); err != nil {
 		s.t.Error(err)
 	}
 }
@@ -217,9 +253,37 @@ func TestBlogDoneWhenMongoDB(t *testing.T) {
 	}
 }
 
-func blogScenario(t *testing.T, uri string, seed int64) {
+// TestBlogStructReplacesMongoDB: the Done-when scenario with an old
+// instance that also replaces posts from its Go struct (dropping
+// _mongomig) at random command boundaries: no comment is ever lost, up or
+// down; after up, every comment more than written is a child marked by
+// its {replaced} epoch (rule 4).
+func TestBlogStructReplacesMongoDB(t *testing.T) {
+	uris := map[string]string{"sandbox": ""}
+	if u := os.Getenv("MONGOMIG_TEST_URI"); u != "" {
+		uris["MongoDB"] = u
+	}
+	for _, server := range []string{"sandbox", "MongoDB"} {
+		t.Run(server, func(t *testing.T) {
+			uri, ok := uris[server]
+			if !ok {
+				t.Skip("MONGOMIG_TEST_URI is not set: the sandbox subtest covers the same on FerretDB v1")
+			}
+			if uri == "" {
+				uri = sandboxtest.Start(t).URI()
+			}
+			for _, seed := range []int64{4, 5, 6} {
+				t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { scenarioOn(t, uri, seed, true) })
+			}
+		})
+	}
+}
+
+func blogScenario(t *testing.T, uri string, seed int64) { scenarioOn(t, uri, seed, false) }
+
+func scenarioOn(t *testing.T, uri string, seed int64, structs bool) {
 	name := fmt.Sprintf("reshape_done_%d", seed)
-	s := &scenario{t: t, rng: rand.New(rand.NewSource(seed)), posts: 20}
+	s := &scenario{t: t, rng: rand.New(rand.NewSource(seed)), posts: 20, structs: structs}
 	s.plain = sandboxtest.Connect(t, uri).Database(name)
 	s.moved = sandboxtest.Connect(t, uri, mopts.Client().SetMonitor(&event.CommandMonitor{Started: s.started})).Database(name)
 	ctx := context.Background()
@@ -230,16 +294,23 @@ func blogScenario(t *testing.T, uri string, seed int64) {
 	opts := reshape.Options{Batch: 4, Hook: s.hook}
 	s.budget = 40
 	s.until("up", func(ctx context.Context) error { _, err := reshape.Run(ctx, s.moved, m, opts); return err })
-	checkExactlyOnce(t, s.plain, s.want)
+	d := noDupes
+	if structs {
+		d = markedDupes
+	}
+	checkMoved(t, s.plain, s.want, d)
+	if structs { // the duplicates are embedded back, and down's record can go with _mongomig too
+		d = anyDupes
+	}
 	s.down, s.budget = true, 40
 	s.until("down", func(ctx context.Context) error { _, err := reshape.Revert(ctx, s.moved, m, opts); return err })
-	checkExactlyOnce(t, s.plain, s.want)
+	checkMoved(t, s.plain, s.want, d)
 	// A child the new release added after down's last pass stays a child;
 	// once the actors stop, one more revert embeds it.
 	if _, err := revert(t, s.plain, m, reshape.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	checkExactlyOnce(t, s.plain, s.want)
+	checkMoved(t, s.plain, s.want, d)
 	checkReembedded(t, s.plain)
 	if s.acts == 0 {
 		t.Fatal("no actor ran")
