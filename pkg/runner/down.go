@@ -208,6 +208,12 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
 		}
 	}
+	// A collection at constraint refuses a validator change: lowered first
+	// (constraint.go), once (the second call finds it strict).
+	opened, err := r.withLowering(ctx, opened, nil)
+	if err != nil {
+		return a, err
+	}
 	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "down", opened)
 	if err != nil {
 		return a, err
@@ -243,7 +249,11 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
 		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
 	}
-	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
+	cmds, err := r.withLowering(ctx, t.cmds, nil)
+	if err != nil {
+		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
+	}
+	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", cmds)
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}

@@ -177,14 +177,11 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 		return nil, err
 	}
 	cmds, held, err := r.holdTightening(ctx, maxApplied(ledger), cmds)
-	if err != nil || len(cmds) == 0 && len(held) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	for _, h := range held {
 		r.cfg.log.Log(events.WindowHeld{Collection: h.Collection, Message: h.Message})
-	}
-	if len(cmds) == 0 {
-		return &Tightening{Commands: []CommandResult{}, Held: held}, nil
 	}
 	results, clientSide, err := r.runAll(ctx, 0, "validator window", "up", cmds)
 	if err != nil {
@@ -194,7 +191,16 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tightening{Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...)), Held: held}, nil
+	results = append(results, reopened...)
+	raised, err := r.raiseConstraints(ctx, maxApplied(ledger)) // constraint.go
+	results = append(results, raised...)
+	if len(results) == 0 && len(held) == 0 {
+		return nil, err
+	}
+	if results == nil {
+		results = []CommandResult{}
+	}
+	return &Tightening{Commands: results, ClientSideValidators: uniqueStrings(append(clientSide, moreClient...)), Held: held}, err
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {
@@ -252,6 +258,9 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 		return v, err
 	})
 	if err != nil {
+		return Applied{}, err
+	}
+	if cmds, err = r.withLowering(ctx, cmds, nil); err != nil { // constraint.go
 		return Applied{}, err
 	}
 	if err := r.checkLifecycle(ctx, []PlannedMigration{{Version: m.Version, File: m.File, Commands: cmds}}); err != nil {

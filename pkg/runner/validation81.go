@@ -7,7 +7,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -28,12 +27,12 @@ type (
 // only when one is declared.
 func (r *Runner) refuseSettings(ctx context.Context, pending []*migration.Migration) error {
 	out, err := lifecycle.UnsupportedSettings(pending, func() (*probe.ValidationSettings, error) {
-		vs, err := probe.ProbeValidationSettings(ctx, r.db)
+		vs, err := r.validationSettings(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("probe the server's validation settings: %w", err)
+			return nil, err
 		}
 		return vs, nil
-	})
+	}, func(coll string) bool { return r.registry.Current(coll) > 0 })
 	if err != nil {
 		return err
 	}
