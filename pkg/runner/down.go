@@ -104,6 +104,8 @@ type downTarget struct {
 	m     *migration.Migration
 	cmds  []Command
 	downs []downgrade
+	// lost: what of m's lifecycle part cannot come back, a sentence each.
+	lost []string
 }
 
 // downgrade is one collection's documents to take from version from to to.
@@ -151,7 +153,11 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
 				m.File, strings.Join(unknown, ", "))
 		}
-		t := downTarget{m: m, cmds: cmds}
+		life, lost, err := r.lifecycleDown(ctx, m) // down_lifecycle.go
+		if err != nil {
+			return nil, err
+		}
+		t := downTarget{m: m, cmds: append(cmds, life...), lost: lost}
 		for _, c := range m.Collections {
 			if len(c.Upgrade) == 0 || !exists[c.Name] {
 				continue
@@ -201,7 +207,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	m := t.m
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
-	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m)}
+	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m), NotReverted: t.lost}
 	var opened []Command
 	for _, d := range t.downs {
 		if w := r.windowAt(d.coll, m.Version); w != nil {
@@ -263,10 +269,13 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err := r.revertRunOnce(ctx, m, &a); err != nil {
 		return a, err
 	}
+	if err := r.forgetExpiry(finishing(ctx), m); err != nil { // down_lifecycle.go
+		return a, err
+	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
 	for _, c := range t.cmds {
-		if c.Name == "collMod" && r.docVersionAt(c.Collection, m.Version-1) > 0 {
+		if setsValidatorOptions(c) && r.docVersionAt(c.Collection, m.Version-1) > 0 {
 			if err := r.reopen(finishing(ctx), c.Collection); err != nil {
 				return a, err
 			}

@@ -169,6 +169,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 			p.Notes = append(p.Notes, lostNote(d))
 		}
 		p.Notes = append(p.Notes, runOnceNotes(m)...)
+		p.Notes = append(p.Notes, t.lost...)
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}

@@ -32,6 +32,9 @@ type Applied struct {
 	// Unrestorable lists the reverted upgrade's steps that discarded
 	// stored data down cannot bring back (Down only; discards.go).
 	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
+	// NotReverted says, a sentence each, what of the reverted migration's
+	// lifecycle part cannot come back (Down only; down_lifecycle.go).
+	NotReverted []string `json:"notReverted,omitempty"`
 	// Run is what the migration's run-once operations did (Up), or what
 	// reverting them did (Down).
 	Run []reshape.OpResult `json:"run,omitempty"`
