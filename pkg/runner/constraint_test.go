@@ -85,6 +85,13 @@ func TestConstraintRaisedWhenWindowClosesMongoDB(t *testing.T) {
 	if _, err := db.Collection("accounts").InsertMany(ctx, []any{bson.D{{Key: "name", Value: "a"}}, bson.D{{Key: "name", Value: "b"}}}); err != nil {
 		t.Fatal(err)
 	}
+	// Probed, the server has no constraint: refused at plan time with its
+	// answer, nothing sent.
+	_, err := newRunner(t, db, constraintFS()).Plan(ctx, runner.Latest)
+	var us *runner.UnsupportedSettingError
+	if !errors.As(err, &us) || !strings.Contains(err.Error(), "0002_constraint.yaml:4:") || !strings.Contains(err.Error(), "the server does not have it (MongoDB 9.0 added it)") {
+		t.Fatalf("plan on the second server = %v", err)
+	}
 	r := newRunner(t, db, constraintFS(), runner.WithValidationSettings(withConstraint))
 	if _, err := r.Up(ctx); err != nil {
 		t.Fatal(err)
