@@ -142,7 +142,10 @@ func TestConstraintRaisedWhenWindowClosesMongoDB(t *testing.T) {
 	}
 	st, err := r.Status(ctx)
 	if err != nil || collStatus(st, "accounts").Window != "closed" {
-		t.Errorf("accounts window = %q, %v", collStatus(st, "accounts").Window, err)
+		t.Fatalf("accounts window = %q, %v", collStatus(st, "accounts").Window, err)
+	}
+	if len(st.Lifecycle) != 1 || st.Lifecycle[0].Name != "accounts" || st.Lifecycle[0].ValidationLevel != "strict" || !st.Lifecycle[0].DeclaredConstraint || st.Lifecycle[0].Prepared {
+		t.Errorf("status lifecycle = %+v, want accounts held strict with constraint declared", st.Lifecycle)
 	}
 }
 
