@@ -208,15 +208,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
 	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m), NotReverted: t.lost}
-	var opened []Command
-	for _, d := range t.downs {
-		if w := r.windowAt(d.coll, m.Version); w != nil {
-			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
-		}
-	}
-	// A collection at constraint refuses a validator change: lowered first
-	// (constraint.go), once (the second call finds it strict).
-	opened, err := r.withLowering(ctx, opened, nil)
+	opened, err := r.openForDown(ctx, t)
 	if err != nil {
 		return a, err
 	}
@@ -287,6 +279,20 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	a.DurationMS = time.Since(start).Milliseconds()
 	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "down", Took: time.Since(start)})
 	return a, nil
+}
+
+// openForDown are the collMods that send the window of each collection
+// whose documents t downgrades, each collection at constraint lowered
+// first (constraint.go: the server refuses the validator change
+// otherwise; the second withLowering of revert finds it strict).
+func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
+	var opened []Command
+	for _, d := range t.downs {
+		if w := r.windowAt(d.coll, t.m.Version); w != nil {
+			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
+		}
+	}
+	return r.withLowering(ctx, opened, nil)
 }
 
 // downgradeLate makes one more downgrade pass over each collection of
