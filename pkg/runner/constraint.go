@@ -76,14 +76,16 @@ func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[st
 // withLowering puts, before the first command of cmds that sends a
 // validator to a collection the server holds at constraint (or prepared
 // for it), the collMod that lowers it to strict: the server refuses the
-// validator change otherwise. lowered (may be nil) are the collections an
-// earlier step of the same plan lowers already; it gains those lowered
-// here.
+// validator change otherwise. Only collections some migration declares
+// constraint for are looked up (mongomig raises no other), so a directory
+// without constraint reads nothing more. lowered (may be nil) are the
+// collections an earlier step of the same plan lowers already; it gains
+// those lowered here.
 func (r *Runner) withLowering(ctx context.Context, cmds []Command, lowered map[string]bool) ([]Command, error) {
 	var srv map[string]serverColl
 	var out []Command
 	for _, c := range cmds {
-		if v, ok := sentValidator(c); ok && v != nil && c.Name == "collMod" && !lowered[c.Collection] {
+		if v, ok := sentValidator(c); ok && v != nil && c.Name == "collMod" && !lowered[c.Collection] && r.declaresConstraint(c.Collection) {
 			if srv == nil {
 				var err error
 				if srv, err = r.serverCollections(ctx); err != nil {
@@ -100,6 +102,17 @@ func (r *Runner) withLowering(ctx context.Context, cmds []Command, lowered map[s
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// declaresConstraint reports whether some migration declares
+// validationLevel constraint for coll.
+func (r *Runner) declaresConstraint(coll string) bool {
+	for _, m := range r.migrations {
+		if c := m.Collection(coll); c != nil && c.ValidationLevel == migration.LevelConstraint {
+			return true
+		}
+	}
+	return false
 }
 
 // raiseCandidates are the collections up raises to constraint now: the
