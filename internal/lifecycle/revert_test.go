@@ -102,3 +102,30 @@ views:
 		t.Errorf("down of 0001 says %q", lost)
 	}
 }
+
+// TestRevertGranularity: a time series made coarser cannot become finer
+// again (src/mongo/db/timeseries/timeseries_options.cpp,
+// isValidTimeseriesGranularityTransition): down says so and sends
+// nothing for it; the pre- and post-images 0002 turned on go back off.
+func TestRevertGranularity(t *testing.T) {
+	ms := parseAll(t, `collections:
+  metrics:
+    options:
+      timeseries: {timeField: at, granularity: seconds}
+`, `collections:
+  metrics:
+    options:
+      timeseries: {timeField: at, granularity: hours}
+      changeStreamPreAndPostImages: true
+`)
+	held := func(string) (Held, bool) {
+		return Held{TS: &migration.Timeseries{TimeField: "at", Granularity: "hours"}, PrePost: true}, true
+	}
+	steps, lost := Revert(ms, ms[1], held)
+	if len(steps) != 1 || stepText(steps[0]) != `collMod metrics {"changeStreamPreAndPostImages":{"enabled":false}}` {
+		t.Errorf("steps %v", steps)
+	}
+	if len(lost) != 1 || !strings.Contains(lost[0], "MongoDB only makes it coarser") {
+		t.Errorf("lost %q", lost)
+	}
+}
