@@ -110,6 +110,9 @@ func (e *env) runDown(ctx context.Context, o downOptions) error {
 			e.out.printf("  run %d: %s\n", r.Index+1, display(r.Summary))
 		}
 		warnUnrestorable(e.out, a.Unrestorable)
+		for _, l := range a.NotReverted {
+			e.out.warnf("not reverted: %s", display(l))
+		}
 		for _, r := range a.Run {
 			if r.Unrestorable != "" {
 				e.out.warnf("%s", display(r.Unrestorable))

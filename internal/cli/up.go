@@ -157,6 +157,10 @@ func (e *env) runUp(ctx context.Context, o upOptions) error {
 	if t := res.Tightened; t != nil {
 		notes(t.Commands)
 		for _, c := range t.Commands {
+			if step := raiseStep(c.Command); step != "" { // constraint.go
+				e.out.printf("%s: %s\n", e.out.green("sent"), step)
+				continue
+			}
 			e.out.printf("%s the validator window of %s (a backfill proved no older document remains)\n", e.out.green("closed"), c.Collection)
 		}
 		clientSide = append(clientSide, t.ClientSideValidators...)
@@ -338,6 +342,10 @@ func (e *env) renderPlan(p *runner.Plan, migs []*migration.Migration) error {
 		o.printf("nothing to %s: the database is at version %d\n", verb, p.Current)
 		e.renderHeldPlan(p.HeldWindows)
 		for _, c := range p.Tighten {
+			if step := raiseStep(c); step != "" { // constraint.go
+				o.printf("would %s:\n  %s\n", step, display(string(c.Text)))
+				continue
+			}
 			o.printf("would close the validator window of %s (a backfill proved no older document remains):\n  %s\n", display(c.Collection), display(string(c.Text)))
 		}
 		return nil

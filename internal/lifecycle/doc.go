@@ -5,7 +5,9 @@
 // server's probed features, where the files declare each, views and
 // in-place index changes, the expired backlog a new TTL index would
 // delete (its filter and cutoff), the validation settings (MongoDB 8.1's
-// errorAndLog, 9.0's constraint) the server lacks, a time-bucketed
+// errorAndLog, 9.0's constraint) the server lacks, the commands of
+// constraint's raise and lowering (constraint.go), what down reverts of a
+// migration's lifecycle and what it cannot (revert.go), a time-bucketed
 // family's members (which exist, which a run creates, keeps and drops),
 // and the collections no migration declares. It reads nothing and sends
 // nothing: internal/lifecycleplan reads the server (listCollections,

@@ -97,23 +97,35 @@ func TestLifecycleReason(t *testing.T) {
 }
 
 // TestValidationSettingsProbeOnlyWhenDeclared: no errorAndLog or
-// constraint declared, no probe; constraint is refused even on a server
-// that has it (up does not send MongoDB's sequence yet).
+// constraint declared, no probe. Where the server has constraint it is
+// refused only on a collection whose documents carry no version (no
+// validator window closes there: constraint.go) and on a family.
 func TestValidationSettingsProbeOnlyWhenDeclared(t *testing.T) {
 	m := &migration.Migration{File: "0001_a.yaml", Collections: []*migration.Collection{{Name: "a", ValidationAction: migration.ActionError}}}
 	boom := func() (*probe.ValidationSettings, error) { return nil, errors.New("probed") }
-	if out, err := UnsupportedSettings([]*migration.Migration{m}, boom); err != nil || len(out) != 0 {
+	unversioned := func(string) bool { return false }
+	if out, err := UnsupportedSettings([]*migration.Migration{m}, boom, unversioned); err != nil || len(out) != 0 {
 		t.Fatalf("settings %v, %v", out, err)
 	}
 	m.Collections[0].ValidationLevel = migration.LevelConstraint
-	if _, err := UnsupportedSettings([]*migration.Migration{m}, boom); err == nil {
+	if _, err := UnsupportedSettings([]*migration.Migration{m}, boom, unversioned); err == nil {
 		t.Fatal("constraint declared, the server not probed")
 	}
 	all := func() (*probe.ValidationSettings, error) {
 		return &probe.ValidationSettings{ErrorAndLog: probe.Capability{Available: true}, Constraint: probe.Capability{Available: true}}, nil
 	}
-	out, err := UnsupportedSettings([]*migration.Migration{m}, all)
-	if err != nil || len(out) != 1 || out[0].Key != "validationLevel" || !strings.HasPrefix(out[0].Reason, "this mongomig does not yet send") {
+	out, err := UnsupportedSettings([]*migration.Migration{m}, all, unversioned)
+	if err != nil || len(out) != 1 || out[0].Key != "validationLevel" || !strings.Contains(out[0].Reason, "no migration declares an upgrade for a") {
+		t.Fatalf("settings %+v, %v", out, err)
+	}
+	if out, err := UnsupportedSettings([]*migration.Migration{m}, all, func(string) bool { return true }); err != nil || len(out) != 0 {
+		t.Fatalf("constraint on a versioned collection of a server that has it: %+v, %v", out, err)
+	}
+	none := func() (*probe.ValidationSettings, error) {
+		return &probe.ValidationSettings{Constraint: probe.Capability{Reason: "collMod prepareConstraintValidationLevel: true: unknown field"}}, nil
+	}
+	out, err = UnsupportedSettings([]*migration.Migration{m}, none, func(string) bool { return true })
+	if err != nil || len(out) != 1 || !strings.HasPrefix(out[0].Reason, "the server does not have it (MongoDB 9.0 added it): collMod prepareConstraintValidationLevel") {
 		t.Fatalf("settings %+v, %v", out, err)
 	}
 }

@@ -3,14 +3,10 @@ package lifecycle
 // MongoDB 8.1's validationAction errorAndLog and 9.0's validationLevel
 // constraint: refused at plan time, before anything is sent, where a
 // probe (pkg/probe, ProbeValidationSettings) finds the server without
-// them. constraint is refused everywhere for now: MongoDB sets it only on
-// a strict collection after a collMod with prepareConstraintValidationLevel
-// true, refuses a validator change while it is set, and scans the
-// collection for an invalid document when it is set
-// (checkValidationOptionsCanBeUsed,
-// src/mongo/db/shard_role/shard_catalog/document_validation_helpers.cpp);
-// up does not send that sequence yet, so it refuses rather than send a
-// collMod the server would refuse half-way.
+// them. Where the server has constraint, it is set when the validator
+// window closes (constraint.go), so it is refused on a collection whose
+// documents carry no version (no window closes there) and on a family's
+// members (they have no window).
 
 import (
 	"fmt"
@@ -53,21 +49,24 @@ type settingDecl struct {
 	action    migration.Action
 	levelPtr  string
 	actionPtr string
+	family    bool
 }
 
 // UnsupportedSettings are the errorAndLog and constraint settings of
 // pending (collections and bucket families) the server lacks. settings
-// is called (the runner probes the server) only when one is declared.
-func UnsupportedSettings(pending []*migration.Migration, settings func() (*probe.ValidationSettings, error)) ([]UnsupportedSetting, error) {
+// is called (the runner probes the server) only when one is declared;
+// versioned reports whether a collection's documents carry versions (some
+// migration declares an upgrade for it).
+func UnsupportedSettings(pending []*migration.Migration, settings func() (*probe.ValidationSettings, error), versioned func(coll string) bool) ([]UnsupportedSetting, error) {
 	var ds []settingDecl
 	for _, m := range pending {
 		for _, c := range m.Collections {
 			base := "/collections/" + escape(c.Name)
-			ds = append(ds, settingDecl{m, c.Name, c.Pos, c.ValidationLevel, c.ValidationAction, base + "/validationLevel", base + "/validationAction"})
+			ds = append(ds, settingDecl{m, c.Name, c.Pos, c.ValidationLevel, c.ValidationAction, base + "/validationLevel", base + "/validationAction", false})
 		}
 		for _, b := range m.Buckets {
 			base := "/buckets/" + escape(b.Pattern)
-			ds = append(ds, settingDecl{m, b.Pattern, b.Pos, b.ValidationLevel, b.ValidationAction, base + "/validationLevel", base + "/validationAction"})
+			ds = append(ds, settingDecl{m, b.Pattern, b.Pos, b.ValidationLevel, b.ValidationAction, base + "/validationLevel", base + "/validationAction", true})
 		}
 	}
 	var vs *probe.ValidationSettings
@@ -87,11 +86,18 @@ func UnsupportedSettings(pending []*migration.Migration, settings func() (*probe
 				Reason: "the server does not have it (MongoDB 8.1 added it): " + vs.ErrorAndLog.Reason + "; use error"})
 		}
 		if d.level == migration.LevelConstraint {
-			reason := "this mongomig does not yet send the sequence MongoDB requires to set it (prepareConstraintValidationLevel, then constraint from strict); use strict"
-			if !vs.Constraint.Available {
+			reason := ""
+			switch {
+			case !vs.Constraint.Available:
 				reason = "the server does not have it (MongoDB 9.0 added it): " + vs.Constraint.Reason + "; use strict"
+			case d.family:
+				reason = "a family's members have no validator window, and constraint is set when one closes after a backfill's proof; use strict"
+			case !versioned(d.name):
+				reason = "constraint is set when the validator window closes after a backfill proved every document at the current version, and no migration declares an upgrade for " + d.name + " (no window closes); declare an upgrade, or use strict"
 			}
-			out = append(out, UnsupportedSetting{File: d.m.File, Pos: d.m.Position(d.levelPtr), Collection: d.name, Key: "validationLevel", Value: "constraint", Reason: reason})
+			if reason != "" {
+				out = append(out, UnsupportedSetting{File: d.m.File, Pos: d.m.Position(d.levelPtr), Collection: d.name, Key: "validationLevel", Value: "constraint", Reason: reason})
+			}
 		}
 	}
 	return out, nil

@@ -22,7 +22,7 @@ type UndeclaredCollection struct {
 type Listed struct{ Name, Type string }
 
 // Undeclared are the listed collections no migration of migrations
-// declares (under collections:, or as a run-once operation's
+// declares (under collections: or views:, or as a run-once operation's
 // collection), other than mongomig's own (mongomig_*, and own: the
 // ledger and lock collections whatever their configured names), the
 // server's (system.*), and the members of the families the files
@@ -35,6 +35,9 @@ func Undeclared(migrations []*migration.Migration, own []string, listed []Listed
 	for _, m := range migrations {
 		for _, c := range m.Collections {
 			declared[c.Name] = true
+		}
+		for _, v := range m.Views {
+			declared[v.Name] = true
 		}
 		for _, op := range m.Run {
 			for _, c := range op.Collections() {

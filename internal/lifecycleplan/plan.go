@@ -31,6 +31,11 @@ type Planner struct {
 	// Expiry is the deletion of the backlog idx would expire at once on
 	// coll, counted now (nil: none; internal/expiry's Job.Command).
 	Expiry func(ctx context.Context, version int64, coll string, idx migration.Index) (*cmddoc.Command, error)
+	// Settings are the server's validation settings (probed once, or
+	// given); Versioned says whether some migration upgrades coll's
+	// documents (constraint needs a window that closes).
+	Settings  func(ctx context.Context) (*probe.ValidationSettings, error)
+	Versioned func(coll string) bool
 }
 
 // Commands are the commands that apply m: each collection's create with
@@ -44,7 +49,7 @@ func (p *Planner) Commands(ctx context.Context, m *migration.Migration, exists m
 	if !lifecycle.Has(m) {
 		return cmddoc.Up(m, exists, validator)
 	}
-	srv, err := p.serverCollections(ctx)
+	srv, err := p.ServerCollections(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,20 +96,21 @@ func Refusals(m *migration.Migration, version int64, file string, cmds []cmddoc.
 	return out, nil
 }
 
-// serverColl is a collection (or view) as listCollections shows it.
-type serverColl struct {
+// ServerColl is a collection (or view) as listCollections shows it.
+type ServerColl struct {
 	Type    string
 	Options bson.Raw
 }
 
-func (p *Planner) serverCollections(ctx context.Context) (map[string]serverColl, error) {
+// ServerCollections are the database's collections and views, by name.
+func (p *Planner) ServerCollections(ctx context.Context) (map[string]ServerColl, error) {
 	specs, err := p.DB.ListCollectionSpecifications(ctx, bson.D{})
 	if err != nil {
 		return nil, fmt.Errorf("list collections: %w", err)
 	}
-	out := make(map[string]serverColl, len(specs))
+	out := make(map[string]ServerColl, len(specs))
 	for _, s := range specs {
-		out[s.Name] = serverColl{Type: s.Type, Options: s.Options}
+		out[s.Name] = ServerColl{Type: s.Type, Options: s.Options}
 	}
 	return out, nil
 }
@@ -113,7 +119,7 @@ func (p *Planner) serverCollections(ctx context.Context) (map[string]serverColl,
 type migrationPlan struct {
 	p      *Planner
 	m      *migration.Migration
-	srv    map[string]serverColl
+	srv    map[string]ServerColl
 	exists map[string]bool
 }
 

@@ -6,7 +6,6 @@ package lifecycleplan
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -18,12 +17,8 @@ import (
 // bucket families) the server lacks; it probes only when one is declared.
 func (p *Planner) RefuseSettings(ctx context.Context, pending []*migration.Migration) error {
 	out, err := lifecycle.UnsupportedSettings(pending, func() (*probe.ValidationSettings, error) {
-		vs, err := probe.ProbeValidationSettings(ctx, p.DB)
-		if err != nil {
-			return nil, fmt.Errorf("probe the server's validation settings: %w", err)
-		}
-		return vs, nil
-	})
+		return p.Settings(ctx)
+	}, p.Versioned)
 	if err != nil {
 		return err
 	}

@@ -37,8 +37,8 @@ var (
 	dropIndexCommand     = cmddoc.DropIndex
 	createIndexCommand   = cmddoc.CreateIndex
 	hasValidatorChange   = cmddoc.HasValidatorChange
-	upCommands           = cmddoc.Up
-	downCommands         = cmddoc.Down
+	upCommands           = upStrict   // constraint.go: constraint is sent as strict
+	downCommands         = downStrict // until the window closes
 	describeCommand      = cmddoc.Describe
 	sentValidator        = cmddoc.SentValidator
 	setsValidatorOptions = cmddoc.SetsValidatorOptions

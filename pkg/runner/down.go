@@ -104,6 +104,8 @@ type downTarget struct {
 	m     *migration.Migration
 	cmds  []Command
 	downs []downgrade
+	// lost: what of m's lifecycle part cannot come back, a sentence each.
+	lost []string
 }
 
 // downgrade is one collection's documents to take from version from to to.
@@ -151,7 +153,11 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
 				m.File, strings.Join(unknown, ", "))
 		}
-		t := downTarget{m: m, cmds: cmds}
+		life, lost, err := r.lifecycleDown(ctx, m) // down_lifecycle.go
+		if err != nil {
+			return nil, err
+		}
+		t := downTarget{m: m, cmds: append(cmds, life...), lost: lost}
 		for _, c := range m.Collections {
 			if len(c.Upgrade) == 0 || !exists[c.Name] {
 				continue
@@ -201,12 +207,10 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	m := t.m
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
-	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m)}
-	var opened []Command
-	for _, d := range t.downs {
-		if w := r.windowAt(d.coll, m.Version); w != nil {
-			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
-		}
+	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m), NotReverted: t.lost}
+	opened, err := r.openForDown(ctx, t)
+	if err != nil {
+		return a, err
 	}
 	results, clientSide, err := r.runAll(ctx, m.Version, m.File, "down", opened)
 	if err != nil {
@@ -243,7 +247,11 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
 		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
 	}
-	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", t.cmds)
+	cmds, err := r.withLowering(ctx, t.cmds, nil)
+	if err != nil {
+		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
+	}
+	more, moreClient, err := r.runAll(ctx, m.Version, m.File, "down", cmds)
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
@@ -253,10 +261,13 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err := r.revertRunOnce(ctx, m, &a); err != nil {
 		return a, err
 	}
+	if err := r.forgetExpiry(finishing(ctx), m); err != nil { // down_lifecycle.go
+		return a, err
+	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
 	for _, c := range t.cmds {
-		if c.Name == "collMod" && r.docVersionAt(c.Collection, m.Version-1) > 0 {
+		if setsValidatorOptions(c) && r.docVersionAt(c.Collection, m.Version-1) > 0 {
 			if err := r.reopen(finishing(ctx), c.Collection); err != nil {
 				return a, err
 			}
@@ -268,6 +279,20 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	a.DurationMS = time.Since(start).Milliseconds()
 	r.cfg.log.Log(events.MigrationDone{Version: m.Version, File: m.File, Direction: "down", Took: time.Since(start)})
 	return a, nil
+}
+
+// openForDown are the collMods that send the window of each collection
+// whose documents t downgrades, each collection at constraint lowered
+// first (constraint.go: the server refuses the validator change
+// otherwise; the second withLowering of revert finds it strict).
+func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
+	var opened []Command
+	for _, d := range t.downs {
+		if w := r.windowAt(d.coll, t.m.Version); w != nil {
+			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
+		}
+	}
+	return r.withLowering(ctx, opened, nil)
 }
 
 // downgradeLate makes one more downgrade pass over each collection of

@@ -62,11 +62,19 @@ func (r *Runner) checkLifecycle(ctx context.Context, planned []PlannedMigration)
 
 // planner plans the runner's migrations against its database.
 func (r *Runner) planner() *lifecycleplan.Planner {
-	return &lifecycleplan.Planner{DB: r.db, Migrations: r.migrations, Expiry: r.expiry().Command}
+	return &lifecycleplan.Planner{DB: r.db, Migrations: r.migrations, Expiry: r.expiry().Command,
+		Settings: r.validationSettings, Versioned: func(coll string) bool { return r.registry.Current(coll) > 0 }}
 }
 
 // migrationCommands are the commands that apply m (lifecycleplan's
 // Commands: options, validators and indexes, expired backlogs, views).
 func (r *Runner) migrationCommands(ctx context.Context, m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
 	return r.planner().Commands(ctx, m, exists, validator)
+}
+
+// serverColl is a collection (or view) as listCollections shows it.
+type serverColl = lifecycleplan.ServerColl
+
+func (r *Runner) serverCollections(ctx context.Context) (map[string]serverColl, error) {
+	return r.planner().ServerCollections(ctx)
 }

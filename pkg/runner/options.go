@@ -46,6 +46,9 @@ type config struct {
 	lifecycle   *probe.LifecycleSupport
 	expiryBatch int
 	expiryPause time.Duration
+	// validation: the server's errorAndLog and constraint, given
+	// (WithValidationSettings) or probed once (constraint.go).
+	validation *probe.ValidationSettings
 	// allowOldReleases: tighten while older releases are live (releases.go).
 	allowOldReleases bool
 	// bucketsAt, set only by tests (buckets_export_test.go), is the time

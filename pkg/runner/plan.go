@@ -72,6 +72,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	if p.Reassert, err = r.planReassert(ctx); err != nil {
 		return nil, err
 	}
+	lowered := map[string]bool{}
 	for _, m := range pending {
 		cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
 			v, open, err := r.windowFor(ctx, coll, m.Version)
@@ -81,6 +82,9 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 			return v, err
 		})
 		if err != nil {
+			return nil, err
+		}
+		if cmds, err = r.withLowering(ctx, cmds, lowered); err != nil { // constraint.go
 			return nil, err
 		}
 		ops, err := reshape.Plan(ctx, r.db, m)
@@ -97,6 +101,11 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if p.Tighten, p.HeldWindows, err = r.holdTightening(ctx, maxApplied(st.applied), p.Tighten); err != nil {
 			return nil, err
 		}
+		raise, err := r.planRaise(ctx, maxApplied(st.applied), p.Tighten) // constraint.go
+		if err != nil {
+			return nil, err
+		}
+		p.Tighten = append(p.Tighten, raise...)
 	}
 	if err := r.checkLifecycle(ctx, p.Migrations); err != nil {
 		return nil, err
@@ -141,6 +150,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 	}
 	p := &Plan{Direction: "down", Current: st.Current, Target: to, Migrations: []PlannedMigration{}}
 	var ms []*migration.Migration
+	lowered := map[string]bool{}
 	for _, t := range dp.targets {
 		m := t.m
 		var cmds []Command
@@ -152,10 +162,14 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 				m.File, d.coll, d.count, d.from, d.to))
 		}
 		cmds = append(cmds, t.cmds...)
+		if cmds, err = r.withLowering(ctx, cmds, lowered); err != nil { // constraint.go
+			return nil, err
+		}
 		for _, d := range lostData(m) {
 			p.Notes = append(p.Notes, lostNote(d))
 		}
 		p.Notes = append(p.Notes, runOnceNotes(m)...)
+		p.Notes = append(p.Notes, t.lost...)
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}

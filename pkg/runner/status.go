@@ -38,6 +38,9 @@ type Status struct {
 	// Buckets are the time-bucketed families the applied migrations
 	// declare, with their members (status_lifecycle.go).
 	Buckets []FamilyMembers `json:"buckets,omitempty"`
+	// Lifecycle is the lifecycle state of the collections and views the
+	// applied migrations declare one for (status_lifecycle_colls.go).
+	Lifecycle []CollectionLifecycle `json:"lifecycle,omitempty"`
 	// Undeclared are the collections no migration declares.
 	Undeclared []UndeclaredCollection `json:"undeclared"`
 

@@ -19,8 +19,12 @@ import (
 // migration file declares, is mongomig's own, or a member of a family.
 type UndeclaredCollection = lifecycle.UndeclaredCollection
 
-// lifecycleStatus sets st.Buckets and st.Undeclared.
+// lifecycleStatus sets st.Buckets, st.Lifecycle and st.Undeclared.
 func (r *Runner) lifecycleStatus(ctx context.Context, st *Status) error {
+	var err error
+	if st.Lifecycle, err = r.collectionLifecycle(ctx, st.Current); err != nil { // status_lifecycle_colls.go
+		return err
+	}
 	run, err := r.planBucketsRead(ctx, time.Time{}, func(v int64) bool { _, ok := st.applied[v]; return ok })
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ type Applied struct {
 	// Unrestorable lists the reverted upgrade's steps that discarded
 	// stored data down cannot bring back (Down only; discards.go).
 	Unrestorable []migration.Discard `json:"unrestorable,omitempty"`
+	// NotReverted says, a sentence each, what of the reverted migration's
+	// lifecycle part cannot come back (Down only; down_lifecycle.go).
+	NotReverted []string `json:"notReverted,omitempty"`
 	// Run is what the migration's run-once operations did (Up), or what
 	// reverting them did (Down).
 	Run []reshape.OpResult `json:"run,omitempty"`
@@ -177,14 +180,11 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 		return nil, err
 	}
 	cmds, held, err := r.holdTightening(ctx, maxApplied(ledger), cmds)
-	if err != nil || len(cmds) == 0 && len(held) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	for _, h := range held {
 		r.cfg.log.Log(events.WindowHeld{Collection: h.Collection, Message: h.Message})
-	}
-	if len(cmds) == 0 {
-		return &Tightening{Commands: []CommandResult{}, Held: held}, nil
 	}
 	results, clientSide, err := r.runAll(ctx, 0, "validator window", "up", cmds)
 	if err != nil {
@@ -194,7 +194,16 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tightening{Commands: append(results, reopened...), ClientSideValidators: uniqueStrings(append(clientSide, moreClient...)), Held: held}, nil
+	results = append(results, reopened...)
+	raised, err := r.raiseConstraints(ctx, maxApplied(ledger)) // constraint.go
+	results = append(results, raised...)
+	if len(results) == 0 && len(held) == 0 {
+		return nil, err
+	}
+	if results == nil {
+		results = []CommandResult{}
+	}
+	return &Tightening{Commands: results, ClientSideValidators: uniqueStrings(append(clientSide, moreClient...)), Held: held}, err
 }
 
 func (r *Runner) migrationByVersion(v int64) *migration.Migration {
@@ -252,6 +261,9 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 		return v, err
 	})
 	if err != nil {
+		return Applied{}, err
+	}
+	if cmds, err = r.withLowering(ctx, cmds, nil); err != nil { // constraint.go
 		return Applied{}, err
 	}
 	if err := r.checkLifecycle(ctx, []PlannedMigration{{Version: m.Version, File: m.File, Commands: cmds}}); err != nil {
