@@ -84,6 +84,8 @@ func planOne(ctx context.Context, db *mongo.Database, op migration.RunOp, p *Pla
 		}
 	case migration.RunExtract:
 		err = planExtract(ctx, db, op.Extract, p)
+	case migration.RunEmbed:
+		err = planEmbed(ctx, db, op.Embed, p)
 	}
 	return err
 }

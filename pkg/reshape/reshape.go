@@ -26,7 +26,8 @@ type Options struct {
 	// Log receives progress (nil: nothing).
 	Log events.Logger
 	// Hook, set only by tests, runs at named points ("reshape.read",
-	// "reshape.children", "reshape.parent", "reshape.batch").
+	// "reshape.children", "reshape.parent", "reshape.batch"; embed:
+	// "reshape.embed" before each guarded write, "reshape.down.unset").
 	Hook func(point string, version int64, i int)
 }
 
@@ -58,6 +59,12 @@ type OpResult struct {
 	// Unrestorable (a revert by down) says in a line what the operation
 	// destroyed that down cannot bring back (a dropped collection).
 	Unrestorable string `json:"unrestorable,omitempty"`
+	// Dangling (embed) counts the referencing documents whose reference
+	// names no source document, found by the operation's last pass; they
+	// are left without the copy. DanglingIDs names the first of them
+	// (relaxed Extended JSON).
+	Dangling    int64    `json:"dangling,omitempty"`
+	DanglingIDs []string `json:"danglingIds,omitempty"`
 }
 
 // Run applies m's run-once operations in order, each once: an operation
@@ -93,7 +100,7 @@ func Run(ctx context.Context, db *mongo.Database, m *migration.Migration, opts O
 		if err := st.SaveRunProgress(ctx, &p); err != nil {
 			return out, err
 		}
-		r.Documents, r.Summary = p.Moved, o.summary
+		r.Documents, r.Summary, r.Dangling, r.DanglingIDs = p.Moved, o.summary, o.dangling, o.danglingIDs
 		opts.Log.Log(events.RunOpDone{Version: m.Version, Index: i, Summary: o.summary})
 		out = append(out, r)
 	}
@@ -126,6 +133,10 @@ type operation struct {
 	ferretDB bool
 	start    time.Time
 	summary  string
+	// dangling and danglingIDs (embed): the documents of the current pass
+	// whose reference names no source document.
+	dangling    int64
+	danglingIDs []string
 }
 
 func (o *operation) run(ctx context.Context) error {
@@ -138,6 +149,8 @@ func (o *operation) run(ctx context.Context) error {
 		return o.copy(ctx)
 	case migration.RunExtract:
 		return o.extract(ctx)
+	case migration.RunEmbed:
+		return o.embed(ctx)
 	}
 	return fmt.Errorf("unknown run operation %q", o.op.Kind)
 }
@@ -181,6 +194,8 @@ func describe(op migration.RunOp) string {
 		return "drop " + op.Name
 	case migration.RunCopy:
 		return fmt.Sprintf("copy %s into %s", op.From, op.To)
+	case migration.RunEmbed:
+		return describeEmbed(op.Embed)
 	}
 	x := op.Extract
 	s := fmt.Sprintf("extract %s.%s into %s (%s: the parent's _id)", x.From, x.Array, x.To, x.Ref)

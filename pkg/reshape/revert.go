@@ -25,7 +25,9 @@ import (
 //   - renameCollection: renamed back;
 //   - copyCollection: the copy is dropped (its source is untouched);
 //   - dropCollection: nothing can bring the collection back: the result
-//     says so (Unrestorable), and the rest is reverted.
+//     says so (Unrestorable), and the rest is reverted;
+//   - embed: the copied fields are removed (a snapshot's values as copied
+//     cannot come back: the result says so).
 //
 // Each revert is resumable: its own progress is kept beside the
 // operation's, and one interrupted resumes where it stopped.
@@ -86,6 +88,8 @@ func (o *operation) revert(ctx context.Context, up state.RunProgress, r *OpResul
 		return nil
 	case migration.RunExtract:
 		return o.reembed(ctx)
+	case migration.RunEmbed:
+		return o.unembed(ctx, r)
 	}
 	return fmt.Errorf("unknown run operation %q", o.op.Kind)
 }

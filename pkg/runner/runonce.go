@@ -25,6 +25,7 @@ func (r *Runner) runOnce(ctx context.Context, m *migration.Migration, exists map
 			exists[op.To] = true
 		case migration.RunDrop:
 			delete(exists, op.Name)
+		case migration.RunEmbed: // creates no collection
 		default:
 			exists[op.Collections()[1]] = true
 		}

@@ -41,6 +41,8 @@ func runOnceNotes(m *migration.Migration) []string {
 			out = append(out, fmt.Sprintf("%s: the copy %s is dropped (%s is untouched)", at, op.To, op.From))
 		case migration.RunDrop:
 			out = append(out, fmt.Sprintf("%s: %s was dropped; down cannot restore it", at, op.Name))
+		case migration.RunEmbed:
+			out = append(out, reshape.EmbedDownNote(at, op.Embed))
 		}
 	}
 	return out
