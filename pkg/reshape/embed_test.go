@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/reshape"
 )
 
@@ -217,4 +218,63 @@ func TestEmbedHeldRefusedMongoDB(t *testing.T) {
 			t.Errorf("%d orders got a price from a refused embed", n)
 		}
 	})
+}
+
+// TestEmbedDownMongoDB: down removes the copied fields and nothing else
+// (a snapshot says plainly its values cannot come back; a mirror does
+// not), forgets the progress, and a later up embeds again.
+func TestEmbedDownMongoDB(t *testing.T) {
+	servers(t, "reshape_embed_down", func(t *testing.T, db *mongo.Database) {
+		ctx := context.Background()
+		loadShop(t, db)
+		m := migrationN(t, 3, shopFile)
+		if _, err := run(t, db, m, reshape.Options{Batch: 6}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := revert(t, db, m, reshape.Options{Batch: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Revert runs last first: students, then orders.
+		if len(res) != 2 || res[1].Unrestorable == "" || res[0].Unrestorable != "" || res[1].Documents != shopOrders-3 {
+			t.Fatalf("revert %+v: want the orders' snapshot unrestorable, %d orders", res, shopOrders-3)
+		}
+		t.Log(res[1].Unrestorable)
+		for coll, f := range map[string]string{"orders": "productName", "students": "classes.name"} {
+			if n, _ := db.Collection(coll).CountDocuments(ctx, bson.D{{Key: f, Value: bson.D{{Key: "$exists", Value: true}}}}); n != 0 {
+				t.Errorf("%d %s keep %s after down", n, coll, f)
+			}
+		}
+		if n, _ := db.Collection("students").CountDocuments(ctx, bson.D{{Key: "classes.grade", Value: "A"}}); n != shopStudents {
+			t.Errorf("%d students keep their grade, want %d", n, shopStudents)
+		}
+		if n, _ := db.Collection("orders").CountDocuments(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$exists", Value: true}}}, {Key: "productId", Value: bson.D{{Key: "$exists", Value: true}}}}); n != shopOrders-1 {
+			t.Errorf("%d orders keep qty and productId after down, want %d", n, shopOrders-1)
+		}
+		res, err = run(t, db, m, reshape.Options{})
+		if err != nil || res[0].Skipped {
+			t.Fatalf("up after down: %+v, %v; want it to embed again", res, err)
+		}
+		checkShop(t, db, nil)
+	})
+}
+
+// TestPlanEmbedCounts: the dry run says what the embed copies into how
+// many documents, from where.
+func TestPlanEmbedCounts(t *testing.T) {
+	db := sandboxtest.Database(t, "reshape_embed_plan")
+	loadShop(t, db)
+	plan, err := reshape.Plan(context.Background(), db, migrationN(t, 3, shopFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"embeds productName, price into 39 orders documents from products by productId (snapshot)",
+		"embeds classes.name into 25 students documents from classes by classes._id (mirror)",
+	}
+	for i, w := range want {
+		if plan[i].Summary != w || plan[i].Refused != "" {
+			t.Errorf("plan %d: %+v, want %q", i, plan[i], w)
+		}
+	}
 }

@@ -161,4 +161,3 @@ func join(base, path string) string {
 	}
 	return base + "." + path
 }
-
