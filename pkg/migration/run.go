@@ -26,7 +26,7 @@ const (
 )
 
 // RunKinds lists the run-once operations, in documentation order.
-var RunKinds = []RunKind{RunRename, RunDrop, RunCopy, RunExtract, RunEmbed}
+var RunKinds = []RunKind{RunRename, RunDrop, RunCopy, RunExtract, RunEmbed, RunGo}
 
 // RunOp is one run-once operation of a migration's `run:` list.
 type RunOp struct {
@@ -44,6 +44,10 @@ type RunOp struct {
 	Extract *Extract `json:"extract,omitempty"`
 	// Embed is set for embed.
 	Embed *Embed `json:"embed,omitempty"`
+	// Func and DownFunc (go) name the registered Go functions up and
+	// down run.
+	Func     string `json:"func,omitempty"`
+	DownFunc string `json:"downFunc,omitempty"`
 	// Pos is where the operation is in the file.
 	Pos Pos `json:"pos"`
 }
@@ -87,6 +91,8 @@ func (op RunOp) Collections() []string {
 		return []string{op.Extract.From, op.Extract.To}
 	case RunEmbed:
 		return []string{op.Embed.Into, op.Embed.From}
+	case RunGo:
+		return nil
 	}
 	return []string{op.From, op.To}
 }
@@ -134,6 +140,9 @@ func (p *parser) runOp(kind RunKind, n *yaml.Node, ptr string) (RunOp, bool) {
 		e, ok := p.embed(n, ptr)
 		op.Embed = e
 		return op, ok
+	}
+	if kind == RunGo {
+		return p.goOp(n, ptr)
 	}
 	if !p.mapping(n, string(kind), runHint) {
 		return op, false

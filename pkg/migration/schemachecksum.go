@@ -82,6 +82,10 @@ func runChecksum(m *Migration) bson.A {
 				{Key: "to", Value: x.To}, {Key: "ref", Value: x.Ref}, {Key: "keep", Value: string(x.Keep)},
 				{Key: "countField", Value: x.CountField}, {Key: "first", Value: x.First}}})
 		}
+		if op.Kind == RunGo {
+			// The functions' names, not their code.
+			d = append(d, bson.E{Key: "func", Value: op.Func}, bson.E{Key: "downFunc", Value: op.DownFunc})
+		}
 		if e := op.Embed; e != nil {
 			fields := bson.A{}
 			for _, f := range e.Copy.Fields {

@@ -11,6 +11,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Options tune how run-once operations touch many documents.
@@ -23,6 +24,9 @@ type Options struct {
 	// MaxPasses bounds extract's passes (0: 10): each pass after the first
 	// moves what old releases appended during the one before.
 	MaxPasses int
+	// Registry holds the Go functions `go:` operations run
+	// (version.WithRunFunc); nil: none.
+	Registry *version.Registry
 	// Log receives progress (nil: nothing).
 	Log events.Logger
 	// Hook, set only by tests, runs at named points ("reshape.read",
@@ -77,6 +81,9 @@ func Run(ctx context.Context, db *mongo.Database, m *migration.Migration, opts O
 	}
 	info, err := probe.Server(ctx, db)
 	if err != nil {
+		return nil, err
+	}
+	if err := missingRunFunc(m, opts.Registry, false); err != nil {
 		return nil, err
 	}
 	st := state.New(db)
@@ -151,6 +158,8 @@ func (o *operation) run(ctx context.Context) error {
 		return o.extract(ctx)
 	case migration.RunEmbed:
 		return o.embed(ctx)
+	case migration.RunGo:
+		return o.goRun(ctx, o.op.Func)
 	}
 	return fmt.Errorf("unknown run operation %q", o.op.Kind)
 }
@@ -196,6 +205,8 @@ func describe(op migration.RunOp) string {
 		return fmt.Sprintf("copy %s into %s", op.From, op.To)
 	case migration.RunEmbed:
 		return describeEmbed(op.Embed)
+	case migration.RunGo:
+		return "run the Go function " + op.Func
 	}
 	x := op.Extract
 	s := fmt.Sprintf("extract %s.%s into %s (%s: the parent's _id)", x.From, x.Array, x.To, x.Ref)
