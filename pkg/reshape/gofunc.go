@@ -2,7 +2,6 @@ package reshape
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -11,8 +10,10 @@ import (
 )
 
 // ErrRunFuncMissing is a `go:` run operation whose function this binary
-// does not register ([*RunFuncMissingError] wraps it).
-var ErrRunFuncMissing = errors.New("run function not registered")
+// does not register ([*RunFuncMissingError] wraps it). It wraps
+// version.ErrFuncMissing: a command refuses it as it refuses a func step
+// the binary lacks (exit 2).
+var ErrRunFuncMissing = fmt.Errorf("run function not registered: %w", version.ErrFuncMissing)
 
 // RunFuncMissingError refuses a migration whose `go:` operation names a
 // function the binary lacks, before any of its run operations runs.
