@@ -1,8 +1,8 @@
 // Package reshape runs a migration's run-once operations (its `run:`
-// list): renameCollection, dropCollection, copyCollection, extract and
-// embed, each once, by `up`, under the migration lock, after the
-// migration's collections' part (validators, indexes) and before its
-// ledger entry.
+// list): renameCollection, dropCollection, copyCollection, extract,
+// embed and go (a Go function registered with version.WithRunFunc), each
+// once, by `up`, under the migration lock, after the migration's
+// collections' part (validators, indexes) and before its ledger entry.
 // It owns three protocols.
 //
 // The run-once progress document (stored by internal/state, the one
