@@ -32,7 +32,8 @@ var ErrEmbeddedInUse = cli.ErrEmbeddedInUse
 // Program is a mongomig binary's configuration.
 type Program struct {
 	// VersionOptions are given to every version registry the commands
-	// build (version.WithFunc registers a func step's Go function).
+	// build (version.WithFunc registers a func step's Go function,
+	// version.WithRunFunc a `go:` run operation's).
 	VersionOptions []version.Option
 	// Embedded starts an in-process MongoDB-compatible server storing its
 	// data in dir, for --embedded and demo; nil leaves them out. An error

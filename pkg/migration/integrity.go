@@ -151,17 +151,21 @@ func (r *Integrity) Reference(path string) (Reference, bool) {
 func IntegrityRules(ms []*Migration) []*Integrity {
 	var out []*Integrity
 	byName := map[string]*Integrity{}
+	rule := func(name string) *Integrity {
+		r := byName[name]
+		if r == nil {
+			r = &Integrity{Collection: name, File: map[string]string{}}
+			byName[name] = r
+			out = append(out, r)
+		}
+		return r
+	}
 	for _, m := range ms {
 		for _, c := range m.Collections {
 			if c.References == nil && c.Copies == nil && c.Aggregates == nil && c.Counters == nil {
 				continue
 			}
-			r := byName[c.Name]
-			if r == nil {
-				r = &Integrity{Collection: c.Name, File: map[string]string{}}
-				byName[c.Name] = r
-				out = append(out, r)
-			}
+			r := rule(c.Name)
 			if c.References != nil {
 				r.References, r.File["references"] = c.References, m.File
 			}
@@ -175,6 +179,7 @@ func IntegrityRules(ms []*Migration) []*Integrity {
 				r.Counters, r.File["counters"] = c.Counters, m.File
 			}
 		}
+		embedRules(m, rule)
 	}
 	kept := out[:0]
 	for _, r := range out {

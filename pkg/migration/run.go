@@ -26,7 +26,7 @@ const (
 )
 
 // RunKinds lists the run-once operations, in documentation order.
-var RunKinds = []RunKind{RunRename, RunDrop, RunCopy, RunExtract}
+var RunKinds = []RunKind{RunRename, RunDrop, RunCopy, RunExtract, RunEmbed, RunGo}
 
 // RunOp is one run-once operation of a migration's `run:` list.
 type RunOp struct {
@@ -42,6 +42,12 @@ type RunOp struct {
 	AllowNonEmpty bool `json:"allowNonEmpty,omitempty"`
 	// Extract is set for extract.
 	Extract *Extract `json:"extract,omitempty"`
+	// Embed is set for embed.
+	Embed *Embed `json:"embed,omitempty"`
+	// Func and DownFunc (go) name the registered Go functions up and
+	// down run.
+	Func     string `json:"func,omitempty"`
+	DownFunc string `json:"downFunc,omitempty"`
 	// Pos is where the operation is in the file.
 	Pos Pos `json:"pos"`
 }
@@ -83,11 +89,15 @@ func (op RunOp) Collections() []string {
 		return []string{op.Name}
 	case RunExtract:
 		return []string{op.Extract.From, op.Extract.To}
+	case RunEmbed:
+		return []string{op.Embed.Into, op.Embed.From}
+	case RunGo:
+		return nil
 	}
 	return []string{op.From, op.To}
 }
 
-const runHint = "write a list of operations, one each: `- renameCollection: {from: a, to: b}`, `- dropCollection: {name: a}`, `- copyCollection: {from: a, to: b}`, `- extract: {from: posts, array: comments, to: comments, ref: postId, keep: {count: commentCount}}`"
+const runHint = "write a list of operations, one each: `- renameCollection: {from: a, to: b}`, `- dropCollection: {name: a}`, `- copyCollection: {from: a, to: b}`, `- extract: {from: posts, array: comments, to: comments, ref: postId, keep: {count: commentCount}}`, `- embed: {into: orders, via: productId, from: products, mode: snapshot, fields: {name: name, price: price}}`"
 
 func (p *parser) run(n *yaml.Node) []RunOp {
 	if n.Kind != yaml.SequenceNode {
@@ -126,6 +136,14 @@ var runKeys = map[RunKind][]string{
 
 func (p *parser) runOp(kind RunKind, n *yaml.Node, ptr string) (RunOp, bool) {
 	op := RunOp{Kind: kind}
+	if kind == RunEmbed {
+		e, ok := p.embed(n, ptr)
+		op.Embed = e
+		return op, ok
+	}
+	if kind == RunGo {
+		return p.goOp(n, ptr)
+	}
 	if !p.mapping(n, string(kind), runHint) {
 		return op, false
 	}

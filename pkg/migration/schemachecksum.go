@@ -82,6 +82,18 @@ func runChecksum(m *Migration) bson.A {
 				{Key: "to", Value: x.To}, {Key: "ref", Value: x.Ref}, {Key: "keep", Value: string(x.Keep)},
 				{Key: "countField", Value: x.CountField}, {Key: "first", Value: x.First}}})
 		}
+		if op.Kind == RunGo {
+			// The functions' names, not their code.
+			d = append(d, bson.E{Key: "func", Value: op.Func}, bson.E{Key: "downFunc", Value: op.DownFunc})
+		}
+		if e := op.Embed; e != nil {
+			fields := bson.A{}
+			for _, f := range e.Copy.Fields {
+				fields = append(fields, bson.D{{Key: "path", Value: f.Path}, {Key: "from", Value: f.From}})
+			}
+			d = append(d, bson.E{Key: "embed", Value: bson.D{{Key: "into", Value: e.Into}, {Key: "from", Value: e.From},
+				{Key: "via", Value: e.Copy.Via}, {Key: "mode", Value: string(e.Copy.Mode)}, {Key: "fields", Value: fields}}})
+		}
 		ops = append(ops, d)
 	}
 	return ops

@@ -1,8 +1,9 @@
 // Package reshape runs a migration's run-once operations (its `run:`
-// list): renameCollection, dropCollection, copyCollection and extract,
-// each once, by `up`, under the migration lock, after the migration's
+// list): renameCollection, dropCollection, copyCollection, extract,
+// embed and go (a Go function registered with version.WithRunFunc), each
+// once, by `up`, under the migration lock, after the migration's
 // collections' part (validators, indexes) and before its ledger entry.
-// It owns two protocols.
+// It owns three protocols.
 //
 // The run-once progress document (stored by internal/state, the one
 // owner of mongomig_backfill, under "$run$<version>$<index>"):
@@ -113,4 +114,29 @@
 //     and deleted nothing; children whose parent does not exist stay where
 //     they are, counted in the result. Only then is the operation's
 //     progress forgotten (state.ForgetRun), so a later up runs it again.
+//
+// The embedded copy (embed copies fields of the documents of From that
+// the reference at via names into the referencing documents of Into):
+//
+//  11. Embed refuses to start ([HeldError]) while a document of Into holds
+//     a copied field: the copy would overwrite it and down would remove
+//     it. It then walks Into in _id order, pass after pass, until a pass
+//     walked in full by one run writes nothing (a run resumed midway
+//     walks one more pass), so a copy an old release removed by replacing
+//     a whole document, or a reference changed since, is written by the
+//     next pass. The documents whose reference names no document of From
+//     are counted by that last pass, the first of them by _id, and left
+//     without the copy.
+//  12. A document's copies are set by one update ($set of the copied
+//     paths only, never of another field) filtered on its _id and on the
+//     reference and each copy exactly as read (for copies inside an array
+//     of documents, the whole array as read): a reference or copy changed
+//     since the read makes it match nothing, and the document is read
+//     again with the source its reference names now. A snapshot is
+//     written only where it is absent; a mirror where it differs from the
+//     source; a field the source lacks is neither written nor removed.
+//  13. Down removes the copied paths from every document holding one
+//     ($unset; inside an array, guarded on the array as read); what a
+//     snapshot held as copied cannot come back, and the result says so
+//     (Unrestorable).
 package reshape

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/state"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Planned is what a run-once operation would do, counted on the
@@ -36,6 +37,12 @@ type Planned struct {
 // that hold elements). Each operation is counted on the database as it is,
 // not as the operations before it would leave it.
 func Plan(ctx context.Context, db *mongo.Database, m *migration.Migration) ([]Planned, error) {
+	return PlanWith(ctx, db, m, nil)
+}
+
+// PlanWith is [Plan] with the registry holding the Go functions of `go:`
+// operations: one it lacks is refused.
+func PlanWith(ctx context.Context, db *mongo.Database, m *migration.Migration, reg *version.Registry) ([]Planned, error) {
 	st := state.New(db)
 	var out []Planned
 	for i, op := range m.Run {
@@ -46,6 +53,11 @@ func Plan(ctx context.Context, db *mongo.Database, m *migration.Migration) ([]Pl
 		}
 		if prog.Done {
 			p.Done, p.Summary = true, p.Summary+": done by an earlier run"
+			out = append(out, p)
+			continue
+		}
+		if op.Kind == migration.RunGo {
+			planGo(m.File, op, reg, &p)
 			out = append(out, p)
 			continue
 		}
@@ -84,6 +96,8 @@ func planOne(ctx context.Context, db *mongo.Database, op migration.RunOp, p *Pla
 		}
 	case migration.RunExtract:
 		err = planExtract(ctx, db, op.Extract, p)
+	case migration.RunEmbed:
+		err = planEmbed(ctx, db, op.Embed, p)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Options tune how run-once operations touch many documents.
@@ -23,10 +24,14 @@ type Options struct {
 	// MaxPasses bounds extract's passes (0: 10): each pass after the first
 	// moves what old releases appended during the one before.
 	MaxPasses int
+	// Registry holds the Go functions `go:` operations run
+	// (version.WithRunFunc); nil: none.
+	Registry *version.Registry
 	// Log receives progress (nil: nothing).
 	Log events.Logger
 	// Hook, set only by tests, runs at named points ("reshape.read",
-	// "reshape.children", "reshape.parent", "reshape.batch").
+	// "reshape.children", "reshape.parent", "reshape.batch"; embed:
+	// "reshape.embed" before each guarded write, "reshape.down.unset").
 	Hook func(point string, version int64, i int)
 }
 
@@ -58,6 +63,12 @@ type OpResult struct {
 	// Unrestorable (a revert by down) says in a line what the operation
 	// destroyed that down cannot bring back (a dropped collection).
 	Unrestorable string `json:"unrestorable,omitempty"`
+	// Dangling (embed) counts the referencing documents whose reference
+	// names no source document, found by the operation's last pass; they
+	// are left without the copy. DanglingIDs names the first of them
+	// (relaxed Extended JSON).
+	Dangling    int64    `json:"dangling,omitempty"`
+	DanglingIDs []string `json:"danglingIds,omitempty"`
 }
 
 // Run applies m's run-once operations in order, each once: an operation
@@ -70,6 +81,9 @@ func Run(ctx context.Context, db *mongo.Database, m *migration.Migration, opts O
 	}
 	info, err := probe.Server(ctx, db)
 	if err != nil {
+		return nil, err
+	}
+	if err := missingRunFunc(m, opts.Registry, false); err != nil {
 		return nil, err
 	}
 	st := state.New(db)
@@ -93,7 +107,7 @@ func Run(ctx context.Context, db *mongo.Database, m *migration.Migration, opts O
 		if err := st.SaveRunProgress(ctx, &p); err != nil {
 			return out, err
 		}
-		r.Documents, r.Summary = p.Moved, o.summary
+		r.Documents, r.Summary, r.Dangling, r.DanglingIDs = p.Moved, o.summary, o.dangling, o.danglingIDs
 		opts.Log.Log(events.RunOpDone{Version: m.Version, Index: i, Summary: o.summary})
 		out = append(out, r)
 	}
@@ -126,6 +140,10 @@ type operation struct {
 	ferretDB bool
 	start    time.Time
 	summary  string
+	// dangling and danglingIDs (embed): the documents of the current pass
+	// whose reference names no source document.
+	dangling    int64
+	danglingIDs []string
 }
 
 func (o *operation) run(ctx context.Context) error {
@@ -138,6 +156,10 @@ func (o *operation) run(ctx context.Context) error {
 		return o.copy(ctx)
 	case migration.RunExtract:
 		return o.extract(ctx)
+	case migration.RunEmbed:
+		return o.embed(ctx)
+	case migration.RunGo:
+		return o.goRun(ctx, o.op.Func)
 	}
 	return fmt.Errorf("unknown run operation %q", o.op.Kind)
 }
@@ -181,6 +203,10 @@ func describe(op migration.RunOp) string {
 		return "drop " + op.Name
 	case migration.RunCopy:
 		return fmt.Sprintf("copy %s into %s", op.From, op.To)
+	case migration.RunEmbed:
+		return describeEmbed(op.Embed)
+	case migration.RunGo:
+		return "run the Go function " + op.Func
 	}
 	x := op.Extract
 	s := fmt.Sprintf("extract %s.%s into %s (%s: the parent's _id)", x.From, x.Array, x.To, x.Ref)

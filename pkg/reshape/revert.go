@@ -25,7 +25,10 @@ import (
 //   - renameCollection: renamed back;
 //   - copyCollection: the copy is dropped (its source is untouched);
 //   - dropCollection: nothing can bring the collection back: the result
-//     says so (Unrestorable), and the rest is reverted.
+//     says so (Unrestorable), and the rest is reverted;
+//   - embed: the copied fields are removed (a snapshot's values as copied
+//     cannot come back: the result says so);
+//   - go: its down function runs, or the result says there is none.
 //
 // Each revert is resumable: its own progress is kept beside the
 // operation's, and one interrupted resumes where it stopped.
@@ -33,6 +36,9 @@ func Revert(ctx context.Context, db *mongo.Database, m *migration.Migration, opt
 	opts.defaults()
 	if len(m.Run) == 0 {
 		return nil, nil
+	}
+	if err := missingRunFunc(m, opts.Registry, true); err != nil {
+		return nil, err
 	}
 	info, err := probe.Server(ctx, db)
 	if err != nil {
@@ -86,6 +92,10 @@ func (o *operation) revert(ctx context.Context, up state.RunProgress, r *OpResul
 		return nil
 	case migration.RunExtract:
 		return o.reembed(ctx)
+	case migration.RunEmbed:
+		return o.unembed(ctx, r)
+	case migration.RunGo:
+		return o.goRevert(ctx, r)
 	}
 	return fmt.Errorf("unknown run operation %q", o.op.Kind)
 }

@@ -87,7 +87,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if cmds, err = r.withLowering(ctx, cmds, lowered); err != nil { // constraint.go
 			return nil, err
 		}
-		ops, err := reshape.Plan(ctx, r.db, m)
+		ops, err := reshape.PlanWith(ctx, r.db, m, r.registry)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ func (r *Runner) runOnce(ctx context.Context, m *migration.Migration, exists map
 	if len(m.Run) == 0 {
 		return nil, nil
 	}
-	res, err := reshape.Run(ctx, r.db, m, reshape.Options{Log: r.cfg.log, Hook: r.hook})
+	res, err := reshape.Run(ctx, r.db, m, reshape.Options{Log: r.cfg.log, Hook: r.hook, Registry: r.registry})
 	if err != nil {
 		return res, err
 	}
@@ -25,6 +25,7 @@ func (r *Runner) runOnce(ctx context.Context, m *migration.Migration, exists map
 			exists[op.To] = true
 		case migration.RunDrop:
 			delete(exists, op.Name)
+		case migration.RunEmbed, migration.RunGo: // create no collection
 		default:
 			exists[op.Collections()[1]] = true
 		}

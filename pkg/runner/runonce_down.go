@@ -17,7 +17,7 @@ func (r *Runner) revertRunOnce(ctx context.Context, m *migration.Migration, a *A
 	if len(m.Run) == 0 {
 		return nil
 	}
-	res, err := reshape.Revert(ctx, r.db, m, reshape.Options{Log: r.cfg.log, Hook: r.hook})
+	res, err := reshape.Revert(ctx, r.db, m, reshape.Options{Log: r.cfg.log, Hook: r.hook, Registry: r.registry})
 	a.Run = append(a.Run, res...)
 	if err != nil {
 		return fmt.Errorf("revert %s: %w; migration %d stays recorded: fix the cause and run `mongomig down` again (it resumes)", m.File, err, m.Version)
@@ -41,6 +41,10 @@ func runOnceNotes(m *migration.Migration) []string {
 			out = append(out, fmt.Sprintf("%s: the copy %s is dropped (%s is untouched)", at, op.To, op.From))
 		case migration.RunDrop:
 			out = append(out, fmt.Sprintf("%s: %s was dropped; down cannot restore it", at, op.Name))
+		case migration.RunEmbed:
+			out = append(out, reshape.EmbedDownNote(at, op.Embed))
+		case migration.RunGo:
+			out = append(out, reshape.GoDownNote(at, op))
 		}
 	}
 	return out

@@ -138,6 +138,11 @@ func (r *Runner) UpTo(ctx context.Context, to int64) (*UpResult, error) {
 		if rep := lint.Discarding(r.migrations, pending); !rep.OK() {
 			return &InvalidFilesError{Report: rep}
 		}
+		for _, m := range pending { // a `go:` operation this binary lacks
+			if err := reshape.CheckRunFuncs(m, r.registry, false); err != nil {
+				return err
+			}
+		}
 		if err := r.acceptDrift(ctx); err != nil {
 			return err
 		}

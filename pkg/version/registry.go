@@ -24,6 +24,7 @@ type config struct {
 	field        string
 	funcs        map[string]Func
 	funcReads    map[string][]string // WithFunc's Fields, by func name
+	runFuncs     map[string]RunFunc  // WithRunFunc
 	allowMissing bool
 	extra        []string // WithCollections
 	allowUnknown bool
@@ -120,6 +121,7 @@ type Registry struct {
 	// declares; see ErrUnknownCollection.
 	known        map[string]bool
 	allowUnknown bool
+	runFuncs     map[string]RunFunc // WithRunFunc
 }
 
 // chain is one collection's upgrades in version order.
@@ -221,7 +223,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 	if list := reservedFieldErrors(ms, cfg.field); len(list) > 0 {
 		return nil, list
 	}
-	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms}
+	r := &Registry{field: cfg.field, fieldPath: []string{cfg.field}, chains: map[string]*chain{}, migrations: ms, runFuncs: cfg.runFuncs}
 	r.setKnown(cfg)
 	var missing []error
 	for _, m := range ms {
