@@ -129,3 +129,23 @@ func TestValidationSettingsProbeOnlyWhenDeclared(t *testing.T) {
 		t.Fatalf("settings %+v, %v", out, err)
 	}
 }
+
+// TestLifecycleHeldAfter: what a later migration of the same run finds
+// once OptionChanges are made; a finer granularity (refused) is left.
+func TestLifecycleHeldAfter(t *testing.T) {
+	yes, ttl := true, int64(60)
+	h := Held{Capped: true, Size: 1 << 20, Max: 100}.After(&migration.CollectionOptions{Capped: &migration.Capped{Size: 2000}, PrePostImages: &yes})
+	if !h.Capped || h.Size != 2048 || h.Max != 0 || !h.PrePost {
+		t.Fatalf("held %+v, want capped 2048 (rounded up to 256), no max, pre- and post-images", h)
+	}
+	ts := Held{TS: &migration.Timeseries{TimeField: "t", Granularity: "minutes"}}
+	if h := ts.After(&migration.CollectionOptions{Timeseries: &migration.Timeseries{TimeField: "t", Granularity: "hours"}, ExpireAfterSeconds: &ttl}); h.TS.Granularity != "hours" || *h.Expire != 60 {
+		t.Fatalf("held %+v", h)
+	}
+	if h := ts.After(&migration.CollectionOptions{Timeseries: &migration.Timeseries{TimeField: "t", Granularity: "seconds"}}); h.TS.Granularity != "minutes" {
+		t.Fatalf("a finer granularity was taken: %+v", h.TS)
+	}
+	if ts.TS.Granularity != "minutes" {
+		t.Fatal("After changed the held options it was given")
+	}
+}

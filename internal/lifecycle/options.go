@@ -138,6 +138,28 @@ func OptionChanges(o *migration.CollectionOptions, held Held) []Change {
 	return out
 }
 
+// After is what h becomes once OptionChanges(o, h) are made (a
+// granularity the server refuses is left as it is): what a later
+// migration of the same run finds.
+func (h Held) After(o *migration.CollectionOptions) Held {
+	if o.Capped != nil {
+		h.Size, h.Max = migration.CappedSize(o.Capped.Size), o.Capped.Max
+	}
+	if t := o.Timeseries; t != nil && t.Granularity != "" && h.TS != nil &&
+		slices.Index(migration.Granularities, t.Granularity) >= slices.Index(migration.Granularities, defaultGranularity(h.TS.Granularity)) {
+		ts := *h.TS
+		ts.Granularity = t.Granularity
+		h.TS = &ts
+	}
+	if o.ExpireAfterSeconds != nil {
+		h.Expire = o.ExpireAfterSeconds
+	}
+	if o.PrePostImages != nil {
+		h.PrePost = *o.PrePostImages
+	}
+	return h
+}
+
 // defaultGranularity is a granularity as MongoDB defaults it (seconds).
 func defaultGranularity(g string) string {
 	if g == "" {

@@ -21,6 +21,9 @@ type heldIndex struct {
 }
 
 func (pl *migrationPlan) heldIndex(ctx context.Context, coll, name string) (heldIndex, error) {
+	if h, ok := pl.p.Simulated.index(coll, name); ok {
+		return h, nil // an earlier pending migration of the run creates, changes or drops it
+	}
 	if _, ok := pl.srv[coll]; !ok {
 		idx, ok := migration.IndexStateBefore(pl.p.Migrations, coll, name, pl.m.Version)
 		return heldIndex{found: ok, expire: idx.ExpireAfterSeconds, hidden: idx.Hidden}, nil
@@ -97,6 +100,10 @@ func (pl *migrationPlan) indexedDocuments(ctx context.Context, coll string, idx 
 func (pl *migrationPlan) viewCommand(v *migration.View) cmddoc.Command {
 	s, onServer := pl.srv[v.Name]
 	exists := onServer || migration.ViewBefore(pl.p.Migrations, v.Name, pl.m.Version) != nil
+	if e, ok := pl.p.Simulated.view(v.Name); ok {
+		exists = e // an earlier pending migration of the run creates or drops it
+		onServer = onServer && e
+	}
 	st := lifecycle.View(v, exists, onServer, s.Type)
 	var cmd cmddoc.Command
 	switch st.Name {
@@ -133,6 +140,9 @@ func (pl *migrationPlan) withExpiry(ctx context.Context, cmds []cmddoc.Command) 
 		if ttl && c.Refused == "" && pl.p.Expiry != nil {
 			del, err := pl.p.Expiry(ctx, pl.m.Version, c.Collection, idx)
 			if err != nil {
+				return nil, err
+			}
+			if del, err = pl.afterEarlier(ctx, c.Collection, idx, del); err != nil {
 				return nil, err
 			}
 			if del != nil {

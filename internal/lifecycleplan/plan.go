@@ -36,6 +36,13 @@ type Planner struct {
 	// documents (constraint needs a window that closes).
 	Settings  func(ctx context.Context) (*probe.ValidationSettings, error)
 	Versioned func(coll string) bool
+	// Simulated, when set, is what the migrations planned before by this
+	// Planner leave (simulated.go): a dry run plans every pending
+	// migration before it sends anything, so each is planned over what
+	// those before it will have created, changed or dropped. nil: the
+	// server's state alone (up, which sends a migration before it plans
+	// the next).
+	Simulated *Simulated
 }
 
 // Commands are the commands that apply m: each collection's create with
@@ -47,13 +54,26 @@ type Planner struct {
 // send for a collection.
 func (p *Planner) Commands(ctx context.Context, m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]cmddoc.Command, error) {
 	if !lifecycle.Has(m) {
-		return cmddoc.Up(m, exists, validator)
+		cmds, err := cmddoc.Up(m, exists, validator)
+		if err != nil || p.Simulated == nil {
+			return cmds, err
+		}
+		return cmds, (&migrationPlan{p: p, m: m}).record(ctx)
 	}
 	srv, err := p.ServerCollections(ctx)
 	if err != nil {
 		return nil, err
 	}
 	pl := &migrationPlan{p: p, m: m, srv: srv, exists: exists}
+	cmds, err := pl.commands(ctx, validator)
+	if err != nil {
+		return nil, err
+	}
+	return cmds, pl.record(ctx)
+}
+
+func (pl *migrationPlan) commands(ctx context.Context, validator func(coll string) (bson.D, error)) ([]cmddoc.Command, error) {
+	m, exists := pl.m, pl.exists
 	var cmds []cmddoc.Command
 	for _, c := range m.Collections {
 		if c.Options != nil {
@@ -127,6 +147,7 @@ func (pl *migrationPlan) optionCommands(c *migration.Collection) []cmddoc.Comman
 	o := c.Options
 	if !pl.exists[c.Name] {
 		pl.exists[c.Name] = true
+		pl.p.Simulated.setOption(c.Name, lifecycle.HeldInFiles(o))
 		cmd := cmddoc.Create(c.Name, o.Command())
 		cmd.Features = lifecycle.CreateFeatures(o)
 		return []cmddoc.Command{cmd}
@@ -137,6 +158,7 @@ func (pl *migrationPlan) optionCommands(c *migration.Collection) []cmddoc.Comman
 		cmd.Refused = reason
 		return []cmddoc.Command{cmd}
 	}
+	pl.p.Simulated.setOption(c.Name, held.After(o))
 	var cmds []cmddoc.Command
 	for _, ch := range lifecycle.OptionChanges(o, held) {
 		cmd := cmddoc.CollMod(c.Name, ch.Fields)
@@ -147,11 +169,15 @@ func (pl *migrationPlan) optionCommands(c *migration.Collection) []cmddoc.Comman
 }
 
 // heldOptions reads coll's options (internal/lifecycle's Held): as the
-// server holds them, or, for a collection an earlier pending migration of
-// the same run creates, as the files declare them; onServer is false when
+// earlier pending migrations of the run leave them (Simulated), else as
+// the server holds them, or, for a collection an earlier pending
+// migration of the same run creates, as the files declare them; onServer is false when
 // the server does not have coll yet.
 func (pl *migrationPlan) heldOptions(coll string) (h lifecycle.Held, onServer bool) {
 	s, ok := pl.srv[coll]
+	if sim, simulated := pl.p.Simulated.option(coll); simulated {
+		return sim, ok // as an earlier pending migration of the run leaves them
+	}
 	if !ok {
 		if o := migration.OptionsBefore(pl.p.Migrations, coll, pl.m.Version); o != nil {
 			h = lifecycle.HeldInFiles(o)

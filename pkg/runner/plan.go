@@ -6,6 +6,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/lifecycleplan"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/reshape"
@@ -73,8 +74,10 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		return nil, err
 	}
 	lowered := map[string]bool{}
+	planner := r.planner()
+	planner.Simulated = &lifecycleplan.Simulated{} // each migration planned over what those before it leave
 	for _, m := range pending {
-		cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
+		cmds, err := planner.Commands(ctx, m, exists, func(coll string) (bson.D, error) {
 			v, open, err := r.windowFor(ctx, coll, m.Version)
 			if open {
 				p.Notes = append(p.Notes, r.uncheckedNotes(m, coll)...)
