@@ -52,7 +52,14 @@ type Planner struct {
 // may read a collection created above). exists are the collections the
 // database has (updated for those m creates); validator is the one to
 // send for a collection.
+// A validationLevel constraint is sent as strict ([StrictForConstraint]):
+// the level is raised only when the window closes.
 func (p *Planner) Commands(ctx context.Context, m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]cmddoc.Command, error) {
+	cmds, err := p.commands(ctx, m, exists, validator)
+	return StrictForConstraint(cmds), err
+}
+
+func (p *Planner) commands(ctx context.Context, m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]cmddoc.Command, error) {
 	if !lifecycle.Has(m) {
 		cmds, err := cmddoc.Up(m, exists, validator)
 		if err != nil || p.Simulated == nil {
@@ -185,4 +192,22 @@ func (pl *migrationPlan) heldOptions(coll string) (h lifecycle.Held, onServer bo
 		return h, false
 	}
 	return lifecycle.HeldOnServer(s.Options), true
+}
+
+// StrictForConstraint sends constraint as strict in cmds' creates and
+// collMods: MongoDB refuses constraint in the collMod that changes the
+// validator and from any level but strict, so the level is raised only
+// when the window closes (the runner's raise).
+func StrictForConstraint(cmds []cmddoc.Command) []cmddoc.Command {
+	for i, c := range cmds {
+		if c.Name != "create" && c.Name != "collMod" {
+			continue
+		}
+		if doc, ok := lifecycle.StrictForConstraint(c.Doc); ok {
+			n := cmddoc.New(c.Collection, c.Name, c.Index, doc)
+			n.Tighten, n.Features, n.Refused, n.Cost, n.Documents = c.Tighten, c.Features, c.Refused, c.Cost, c.Documents
+			cmds[i] = n
+		}
+	}
+	return cmds
 }

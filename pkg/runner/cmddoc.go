@@ -37,8 +37,7 @@ var (
 	dropIndexCommand     = cmddoc.DropIndex
 	createIndexCommand   = cmddoc.CreateIndex
 	hasValidatorChange   = cmddoc.HasValidatorChange
-	upCommands           = upStrict   // constraint.go: constraint is sent as strict
-	downCommands         = downStrict // until the window closes
+	downCommands         = downStrict // constraint.go: constraint is sent as strict until the window closes
 	describeCommand      = cmddoc.Describe
 	sentValidator        = cmddoc.SentValidator
 	setsValidatorOptions = cmddoc.SetsValidatorOptions

@@ -20,6 +20,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/lifecycle"
+	"github.com/mongomig/mongomig/internal/lifecycleplan"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
@@ -47,30 +48,9 @@ func (r *Runner) validationSettings(ctx context.Context) (*probe.ValidationSetti
 	return r.cfg.validation, nil
 }
 
-// strictForConstraint sends constraint as strict in cmds' creates and
-// collMods: the level is raised only when the window closes.
-func strictForConstraint(cmds []Command) []Command {
-	for i, c := range cmds {
-		if c.Name != "create" && c.Name != "collMod" {
-			continue
-		}
-		if doc, ok := lifecycle.StrictForConstraint(c.Doc); ok {
-			n := newCommand(c.Collection, c.Name, c.Index, doc)
-			n.Tighten, n.Features, n.Refused, n.Cost, n.Documents = c.Tighten, c.Features, c.Refused, c.Cost, c.Documents
-			cmds[i] = n
-		}
-	}
-	return cmds
-}
-
-func upStrict(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {
-	cmds, err := cmddoc.Up(m, exists, validator)
-	return strictForConstraint(cmds), err
-}
-
 func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) ([]Command, []string) {
 	cmds, unknown := cmddoc.Down(ms, m, exists, window)
-	return strictForConstraint(cmds), unknown
+	return lifecycleplan.StrictForConstraint(cmds), unknown
 }
 
 // withLowering puts, before the first command of cmds that sends a
