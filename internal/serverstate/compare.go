@@ -66,9 +66,22 @@ func Declare(ms []*migration.Migration, applied func(version int64) bool) []Decl
 				delete(d.IndexFrom, x.Name)
 				d.Dropped[x.Name] = m.Version
 			}
-			for _, idx := range c.Indexes.Create {
+			for _, idx := range append(slices.Clone(c.Indexes.Create), c.Indexes.Rebuild...) {
 				d.Indexes[idx.Name], d.IndexFrom[idx.Name] = idx, m.Version
 				delete(d.Dropped, idx.Name)
+			}
+			for _, ch := range c.Indexes.Change {
+				idx, ok := d.Indexes[ch.Name]
+				if !ok {
+					continue
+				}
+				if ch.ExpireAfterSeconds != nil {
+					idx.ExpireAfterSeconds = ch.ExpireAfterSeconds
+				}
+				if ch.Hidden != nil {
+					idx.Hidden = *ch.Hidden
+				}
+				d.Indexes[ch.Name], d.IndexFrom[ch.Name] = idx, m.Version
 			}
 		}
 	}
