@@ -140,7 +140,11 @@ func (e *env) renderEvent(ev events.Entry) {
 		e.timeFenceHeld = !e.notedTimeFence
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
-	case events.BackfillUnguarded, events.BackfillGuardScans, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
+	case events.BackfillUnguarded:
+		e.out.warnf("%s", ev.Message(" (--assume-no-writers)"))
+	case events.BackfillGuardScans:
+		e.out.warnf("%s", ev.Message("--assume-no-writers writes by _id alone"))
+	case events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
 		e.out.warnf("%s", ev)
 	case events.StateChecking, events.StateReasserted, events.StateMatches:
 		e.logf("%s", ev)
