@@ -98,6 +98,9 @@ func errorAdvice(err error) []advice {
 	if errors.As(err, &lost) && lost.Reason == lease.LostTokenGone {
 		out = append(out, advice{"(removed by a forced unlock,", "(removed by unlock --force,"})
 	}
+	if errors.Is(err, version.ErrFuncNotRegistered) {
+		out = append(out, advice{"(this program does not register it: see docs/lazy-upgrades.md)", "(build your own mongomig binary that registers it, see docs/lazy-upgrades.md)"})
+	}
 	if errors.Is(err, version.ErrInvalidFile) {
 		out = append(out, advice{version.ErrInvalidFile.Error(), version.ErrInvalidFile.Error() + "; run mongomig lint"})
 	}

@@ -51,6 +51,8 @@ func TestAdviceAddsTheCommandLine(t *testing.T) {
 			"(removed by a forced unlock,", "(removed by unlock --force,"},
 		{"invalid file", fmt.Errorf("migration 0001_a.yaml is invalid: %w", version.ErrInvalidFile),
 			"is invalid: the file has errors", "is invalid: the file has errors; run mongomig lint"},
+		{"func not registered", fmt.Errorf("%w: norm (this program does not register it: see docs/lazy-upgrades.md)", version.ErrFuncNotRegistered),
+			"(this program does not register it", "norm (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)"},
 		{"hint", migration.ErrorList{{File: "0001_a.yaml", Msg: "file is empty", Hint: migration.HintFromTemplate}},
 			"the create command writes", "; start from the template `mongomig create NAME` writes"},
 	}
