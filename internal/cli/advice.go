@@ -98,6 +98,15 @@ func errorAdvice(err error) []advice {
 	if errors.As(err, &lost) && lost.Reason == lease.LostTokenGone {
 		out = append(out, advice{"(removed by a forced unlock,", "(removed by unlock --force,"})
 	}
+	var intr *runner.InterruptedError
+	if errors.As(err, &intr) {
+		rerun := "mongomig " + string(intr.Direction)
+		var rr *rerunError
+		if errors.As(err, &rr) {
+			rerun = rr.rerun
+		}
+		out = append(out, advice{intr.Error(), intr.Message("run `" + rerun + "` again to continue")})
+	}
 	if errors.Is(err, version.ErrFuncNotRegistered) {
 		out = append(out, advice{"(this program does not register it: see docs/lazy-upgrades.md)", "(build your own mongomig binary that registers it, see docs/lazy-upgrades.md)"})
 	}

@@ -53,6 +53,10 @@ func TestAdviceAddsTheCommandLine(t *testing.T) {
 			"is invalid: the file has errors", "is invalid: the file has errors; run mongomig lint"},
 		{"func not registered", fmt.Errorf("%w: norm (this program does not register it: see docs/lazy-upgrades.md)", version.ErrFuncNotRegistered),
 			"(this program does not register it", "norm (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)"},
+		{"interrupted", &runner.InterruptedError{Direction: runner.DirectionDown, Total: 1},
+			"; running down again (to the same target) continues", "interrupted: 0 of 1 migrations reverted; run `mongomig down` again to continue"},
+		{"interrupted with a target", rerunTo(&runner.InterruptedError{Direction: runner.DirectionUp}, "up", 2),
+			"; running up again (to the same target) continues", "interrupted before anything was applied; run `mongomig up --to 2` again to continue"},
 		{"hint", migration.ErrorList{{File: "0001_a.yaml", Msg: "file is empty", Hint: migration.HintFromTemplate}},
 			"the create command writes", "; start from the template `mongomig create NAME` writes"},
 	}

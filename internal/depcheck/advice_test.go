@@ -14,8 +14,9 @@ import (
 
 // commandLine matches command-line advice in a string: a backquoted
 // `mongomig ...`, mongomig followed by one of its commands (internal/cli's
-// command names), or a --flag.
-var commandLine = regexp.MustCompile("`mongomig |\\bmongomig (analyze|backfill|buckets|check|create|demo|down|info|init|lint|load|mark|repair|sandbox|serve|status|unlock|up|validate)\\b|(^|[^-\\w])--[a-z][a-z-]*")
+// command names), a string ending "mongomig " that a command is added
+// to, or a --flag.
+var commandLine = regexp.MustCompile("`mongomig |\\bmongomig $|\\bmongomig (analyze|backfill|buckets|check|create|demo|down|info|init|lint|load|mark|repair|sandbox|serve|status|unlock|up|validate)\\b|(^|[^-\\w])--[a-z][a-z-]*")
 
 // adviceAllowed are the string literals of pkg/ that may name a command
 // line, by file and the text they contain, with the reason.
