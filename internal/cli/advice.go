@@ -65,6 +65,17 @@ func advisedLines(err error) []string {
 	return lines
 }
 
+// adviseIn is s, a message holding err's, with the advice for err.
+func adviseIn(s string, err error) string {
+	if err == nil {
+		return s
+	}
+	for _, a := range errorAdvice(err) {
+		s = strings.Replace(s, a.old, a.new, 1)
+	}
+	return s
+}
+
 // errorAdvice is what the command line adds to the library errors in err.
 func errorAdvice(err error) []advice {
 	var (

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -74,6 +75,10 @@ func TestAdviceAddsTheCommandLine(t *testing.T) {
 	}
 	if got := errorText(&lease.LiveError{Name: "x", Holder: holder}, ""); !strings.HasSuffix(got, "wait for the lease or use --force") {
 		t.Errorf("live lease: %q", got)
+	}
+	lost := &lease.LostError{Name: "backfill:users", Reason: lease.LostTokenGone}
+	if got := adviseIn(events.RangeLeaseLost{Collection: "users", Range: 2, Err: lost}.String(), lost); !strings.Contains(got, "range 2: lease backfill:users lost: its document no longer holds this process's token (removed by unlock --force,") {
+		t.Errorf("range lease lost event: %q", got)
 	}
 	r := &lint.Report{Problems: []lint.Problem{{Hint: lint.HintNoFiles}}}
 	adviseReport(r)

@@ -148,7 +148,9 @@ func (e *env) renderEvent(ev events.Entry) {
 		e.out.warnf("%s", ev)
 	case events.StateChecking, events.StateReasserted, events.StateMatches:
 		e.logf("%s", ev)
-	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost, events.BackfillDiscards:
+	case events.RangeLeaseLost:
+		e.logf("%s", adviseIn(ev.String(), ev.Err))
+	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.BackfillDiscards:
 		e.logf("%s", ev)
 	case events.CommandSent, events.CommandSkipped, events.WindowClosed:
 		e.logf("  %s", ev)
