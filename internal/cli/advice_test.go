@@ -28,7 +28,7 @@ func TestAdviceAddsTheCommandLine(t *testing.T) {
 		cli  string // in the rendered one instead
 	}{
 		{"drift", &runner.DriftError{Drifted: []runner.MigrationStatus{{Version: 1, File: "0001_a.yaml", State: runner.StateDrifted, LedgerChecksum: "sha256:1", Checksum: "sha256:2"}}},
-			"put the change in a new migration, or accept the edit if",
+			"put the change in a new migration, or accept it if",
 			"put the change in a new migration (`mongomig create`), or rerun with --allow-drift if"},
 		{"revert stopped", fmt.Errorf("down: %w", &runner.RevertStoppedError{File: "0002_b.yaml", Version: 2, Resumes: "it resumes", Err: errors.New("boom")}),
 			"migration 2 stays recorded: a later down resumes the revert (it resumes)",

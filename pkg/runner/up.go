@@ -66,11 +66,11 @@ type DriftError struct {
 	Drifted []MigrationStatus
 }
 
-func (e *DriftError) Error() string { return e.Message("", "accept the edit") }
+func (e *DriftError) Error() string { return e.Message("", "accept it") }
 
 // Message is the error's message with the caller's words for the two ways
 // out of an edit: create (after "put the change in a new migration", such
-// as " (the command that writes one)") and accept ("accept the edit", or
+// as " (the command that writes one)") and accept ("accept it", or
 // the flag that does).
 func (e *DriftError) Message(create, accept string) string {
 	var lines []string
