@@ -58,7 +58,7 @@ func unsafeRune(r rune) bool {
 // newline, such as one in a server's message or a name, is written \n, so
 // it cannot print a line of its own.
 func errorText(err error, uri string) string {
-	lines := errorLines(err)
+	lines := advisedLines(err)
 	for i, l := range lines {
 		lines[i] = display(probe.TrimServerInternals(redactErr(l, uri)))
 	}

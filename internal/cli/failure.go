@@ -2,10 +2,12 @@ package cli
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/mongomig/mongomig/pkg/backfill"
 	"github.com/mongomig/mongomig/pkg/lease"
+	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/release"
@@ -98,9 +100,17 @@ func failureKind(err error, server string) (string, map[string]any) {
 	case errors.As(err, &order):
 		return "order", map[string]any{"file": order.File, "pending": order.Pending, "applied": order.Applied}
 	case errors.As(err, &invalid):
-		return "invalidFiles", map[string]any{"problems": invalid.Report.Problems}
+		rep := lint.Report{Problems: slices.Clone(invalid.Report.Problems)}
+		adviseReport(&rep)
+		return "invalidFiles", map[string]any{"problems": rep.Problems}
 	case errors.As(err, &fileErrs):
-		return "invalidFiles", map[string]any{"problems": []*migration.Error(fileErrs)}
+		problems := make([]*migration.Error, len(fileErrs))
+		for i, fe := range fileErrs {
+			c := *fe
+			c.Hint = adviseHint(c.Hint)
+			problems[i] = &c
+		}
+		return "invalidFiles", map[string]any{"problems": problems}
 	case errors.As(err, &unenf):
 		return "unenforceable", map[string]any{"validators": unenf.Validators}
 	case errors.As(err, &missing):
@@ -181,7 +191,7 @@ func failureMessage(err error, uri string) string {
 		msg, _ := pe.render(uri)
 		return msg
 	}
-	lines := errorLines(err)
+	lines := advisedLines(err)
 	for i, l := range lines {
 		lines[i] = probe.TrimServerInternals(redactErr(l, uri))
 	}

@@ -82,6 +82,7 @@ func lintDir(o *output, g globals, server func(*lint.Report, []*migration.Migrat
 			return err
 		}
 	}
+	adviseReport(r)
 	if o.json {
 		if err := o.writeJSON(r); err != nil {
 			return err

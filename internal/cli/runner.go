@@ -140,11 +140,17 @@ func (e *env) renderEvent(ev events.Entry) {
 		e.timeFenceHeld = !e.notedTimeFence
 	case events.DriftAccepted:
 		e.logf("  %s: edit accepted (--allow-drift); recorded in the ledger", ev.File)
-	case events.BackfillUnguarded, events.BackfillGuardScans, events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
+	case events.BackfillUnguarded:
+		e.out.warnf("%s", ev.Message(" (--assume-no-writers)"))
+	case events.BackfillGuardScans:
+		e.out.warnf("%s", ev.Message("--assume-no-writers writes by _id alone"))
+	case events.DownGuardScans, events.BackfillSlowIDs, events.StateDiffers, events.StateUnchecked, events.WindowReopened:
 		e.out.warnf("%s", ev)
 	case events.StateChecking, events.StateReasserted, events.StateMatches:
 		e.logf("%s", ev)
-	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.RangeLeaseLost, events.BackfillDiscards:
+	case events.RangeLeaseLost:
+		e.logf("%s", adviseIn(ev.String(), ev.Err))
+	case events.MigrationStarted, events.MigrationDone, events.LockWaiting, events.LockTakenOver, events.DocumentsDowngraded, events.BackfillDiscards:
 		e.logf("%s", ev)
 	case events.CommandSent, events.CommandSkipped, events.WindowClosed:
 		e.logf("  %s", ev)

@@ -252,10 +252,20 @@ func (e *env) dryRun(ctx context.Context, s *session, to int64, rs reportSetting
 func rerunTo(err error, verb string, to int64) error {
 	var ie *runner.InterruptedError
 	if errors.As(err, &ie) {
-		ie.Rerun = fmt.Sprintf("mongomig %s --to %d", verb, to)
+		return &rerunError{err: err, rerun: fmt.Sprintf("mongomig %s --to %d", verb, to)}
 	}
 	return err
 }
+
+// rerunError is an interrupted run whose advice names the command to run
+// again (advice.go): one with a target.
+type rerunError struct {
+	err   error
+	rerun string
+}
+
+func (e *rerunError) Error() string { return e.err.Error() }
+func (e *rerunError) Unwrap() error { return e.err }
 
 // refusePlanMissingFuncs refuses a dry run whose report would upgrade
 // documents through a func step this binary lacks (see version.Registry.CheckFuncs).

@@ -53,16 +53,28 @@ func (RangeLeaseLost) Severity() Severity     { return Notice }
 func (e BackfillBatch) String() string {
 	return fmt.Sprintf("%s: %d documents upgraded to version %d (%d in all)", e.Collection, e.Upgraded, e.Target, e.Total)
 }
-func (e BackfillUnguarded) String() string {
-	s := "backfill writes each upgrade filtered on _id alone, not on the old values it replaces, because it was told no application writes the collection (--assume-no-writers): an application write landing between the backfill's read and its write would be overwritten"
+func (e BackfillUnguarded) String() string { return e.Message("") }
+
+// Message is the entry's text with how (" (the flag that told it)", as
+// the renderer words it) after "it was told no application writes the
+// collection".
+func (e BackfillUnguarded) Message(how string) string {
+	s := "backfill writes each upgrade filtered on _id alone, not on the old values it replaces, because it was told no application writes the collection" + how + ": an application write landing between the backfill's read and its write would be overwritten"
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"
 	}
 	return s
 }
 func (e BackfillGuardScans) String() string {
+	return e.Message("a backfill told so writes by _id alone")
+}
+
+// Message is the entry's text ending with unguarded (how a backfill writes
+// by _id alone, as the renderer words it) after "only if no application
+// writes the collection, ".
+func (e BackfillGuardScans) Message(unguarded string) string {
 	return "backfill guards every write on the old values it replaces, but " + e.Reason +
-		": each guarded write costs a collection scan, and a guard checked before a separate write narrows the window for a concurrent application write without closing it; only if no application writes the collection, --assume-no-writers writes by _id alone"
+		": each guarded write costs a collection scan, and a guard checked before a separate write narrows the window for a concurrent application write without closing it; only if no application writes the collection, " + unguarded
 }
 func (e BackfillSlowIDs) String() string {
 	return fmt.Sprintf("%s: its _ids are of type %s (as the first stored document's), which FerretDB v1 cannot look up through an index (it does so only for string and ObjectId _ids): each write by _id reads the whole collection, so the backfill slows as the collection grows (see docs/sandbox.md)",

@@ -285,7 +285,7 @@ func openScan(ctx context.Context, coll *mongo.Collection, n int64) (*mongo.Curs
 	if err != nil {
 		return nil, "", "", fmt.Errorf("read documents: %w", err)
 	}
-	warn := fmt.Sprintf("the server has no $sample (%s): --sample %d read the first %d documents of each collection in _id order, not a uniform sample; documents after them may not match the schema", probe.ServerMessage(aggErr), n, n)
+	warn := fmt.Sprintf("the server has no $sample (%s): the sample of %d read the first %d documents of each collection in _id order, not a uniform sample; documents after them may not match the schema", probe.ServerMessage(aggErr), n, n)
 	return cur, ReadFirst, warn, nil
 }
 

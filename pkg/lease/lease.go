@@ -101,12 +101,12 @@ type TimeoutError struct {
 	Waited time.Duration
 }
 
-func (e *TimeoutError) Error() string {
-	force := "mongomig unlock --force"
-	if e.Name != MigrationLock {
-		force += " " + e.Name
-	}
-	return fmt.Sprintf("%s not acquired in time: held by %s after waiting %v; if that process is gone, its lease expires by itself, or run `%s`",
+func (e *TimeoutError) Error() string { return e.Message("a forced removal of the lease frees it") }
+
+// Message is the error's message with force (what frees the lease at
+// once, as the caller words it) after "expires by itself, or ".
+func (e *TimeoutError) Message(force string) string {
+	return fmt.Sprintf("%s not acquired in time: held by %s after waiting %v; if that process is gone, its lease expires by itself, or %s",
 		Describe(e.Name), e.Holder, e.Waited.Round(time.Millisecond), force)
 }
 

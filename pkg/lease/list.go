@@ -48,6 +48,23 @@ func List(ctx context.Context, coll *mongo.Collection) ([]Lease, error) {
 // has not expired.
 var ErrLive = errors.New("its lease has not expired")
 
+// LiveError is [Remove] without force refused: lease Name is held by
+// Holder and has not expired. It wraps [ErrLive].
+type LiveError struct {
+	Name   string
+	Holder Info
+}
+
+func (e *LiveError) Error() string { return e.Message("a forced removal") }
+
+// Message is the error's message with force (what removes a live lease,
+// as the caller words it) after "wait for the lease or use ".
+func (e *LiveError) Message(force string) string {
+	return fmt.Sprintf("the %s is held by %s and %v; if that process is gone, wait for the lease or use %s", Describe(e.Name), e.Holder, ErrLive, force)
+}
+
+func (e *LiveError) Unwrap() error { return ErrLive }
+
 // Remove deletes the lease name: without force only if it expired by the
 // server's clock, with force whatever its lease (for a holder known to be
 // dead: a live holder finds its token gone at its next fence and stops).
@@ -65,7 +82,7 @@ func Remove(ctx context.Context, coll *mongo.Collection, name string, force bool
 		return nil, err
 	}
 	if l.ExpiresAt.After(now) && !force {
-		return &l.Info, fmt.Errorf("the %s is held by %s and %w; if that process is gone, wait for the lease or use --force", Describe(name), l.Info, ErrLive)
+		return &l.Info, &LiveError{Name: name, Holder: l.Info}
 	}
 	if _, err := majority(coll).DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "owner", Value: l.Owner}, {Key: "acquiredAt", Value: l.AcquiredAt}}); err != nil {
 		return &l.Info, fmt.Errorf("remove lease %s: %w", name, err)

@@ -56,7 +56,7 @@ func (e *LostError) Error() string {
 	case LostUnreachable:
 		return fmt.Sprintf("%s: the server did not answer its renewal (%v), so no renewal was proven%s for a whole lease; nothing more is sent for it", what, e.Err, since)
 	case LostTokenGone:
-		return what + ": its document no longer holds this process's token (removed by unlock --force, or taken over by another process after it expired)"
+		return what + ": its document no longer holds this process's token (removed by a forced unlock, or taken over by another process after it expired)"
 	case LostExpired:
 		return what + ": it expired by the server's clock before it could be renewed (this process was paused or slow for longer than its lease), or another process holds it"
 	}

@@ -94,7 +94,7 @@ func Load(fsys fs.FS, opts ...version.Option) (*Report, []*migration.Migration, 
 	}
 	if len(ms) == 0 && len(perr) == 0 {
 		r.add(Problem{Severity: SeverityWarning, File: ".", Message: "no migration files found",
-			Hint: "migration files are named NNNN_snake_name.yaml; create the first with `mongomig create NAME`"})
+			Hint: HintNoFiles})
 	}
 	for _, m := range ms {
 		if !m.Broken {
@@ -143,7 +143,7 @@ func emptyMigration(m *migration.Migration, sev Severity) Problem {
 	pos := m.Position("/collections")
 	return Problem{Severity: sev, File: m.File, Line: pos.Line, Column: pos.Column,
 		Message: "migration declares no collection",
-		Hint:    "fill in collections (as `mongomig create`'s template shows; docs/file-format.md) or delete the file; up applies nothing while a pending migration declares nothing"}
+		Hint:    HintNoCollections}
 }
 
 // Pending checks migrations about to be applied for what refuses them
@@ -203,3 +203,10 @@ func (r *Report) lintMigration(m *migration.Migration) {
 		}
 	}
 }
+
+// Hints that the tool's command line words with its commands (the CLI
+// renders them so; see [migration.HintFromTemplate]).
+const (
+	HintNoFiles       = "migration files are named NNNN_snake_name.yaml; the create command writes the first"
+	HintNoCollections = "fill in collections (as the create command's template shows; docs/file-format.md) or delete the file; up applies nothing while a pending migration declares nothing"
+)

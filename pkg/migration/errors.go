@@ -99,3 +99,12 @@ func hintKeys(got string, known []string) string {
 	}
 	return "valid keys here: " + strings.Join(known, ", ")
 }
+
+// Hints that the tool's command line words with its commands and flags:
+// the CLI renders them so (a library names no command line, since the
+// binary may be a team's own).
+const (
+	HintFromTemplate   = "start from the template the create command writes"
+	HintSmallerVersion = "use a smaller number, such as the next free one the create command picks"
+	HintFileSize       = "split it into several migrations, or raise the file size limit"
+)

@@ -106,7 +106,7 @@ func readMigration(fsys fs.FS, e fs.DirEntry, max int64) ([]byte, *Error) {
 			"is %s, not a regular file", fileKind(info.Mode()))
 	}
 	tooLarge := func(size string) *Error {
-		return fail("split it into several migrations, or raise the limit (mongomig --max-file-size)",
+		return fail(HintFileSize,
 			"file is %s, more than the limit of %d bytes", size, max)
 	}
 	if info.Size() > max {

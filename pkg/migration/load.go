@@ -32,7 +32,7 @@ func (p *parser) fileName() (int64, string) {
 	}
 	v, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil || v > math.MaxInt64/2 {
-		p.add(Pos{}, "use a smaller number, such as the next free one `mongomig create` picks", "version %s in file name is too large", m[1])
+		p.add(Pos{}, HintSmallerVersion, "version %s in file name is too large", m[1])
 		return 0, m[2]
 	}
 	if v == 0 {

@@ -61,7 +61,7 @@ func (p *parser) parse(data []byte) *Migration {
 	m := &Migration{Version: version, Name: name, File: p.file, Checksum: Checksum(data), positions: p.pos}
 
 	if len(bytes.TrimSpace(data)) == 0 {
-		p.add(Pos{}, "start from the template `mongomig create NAME` writes", "file is empty")
+		p.add(Pos{}, HintFromTemplate, "file is empty")
 		return m
 	}
 	if !p.checkText(data) {

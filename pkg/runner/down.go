@@ -172,8 +172,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
 			}
 			if partway > 0 {
-				return nil, fmt.Errorf("%w: cannot revert %s: %d %s documents are partway through an interrupted server-side backfill (their %s holds a backfill's marker); run `mongomig backfill --collection %s` to finish them, then down (nothing was changed)",
-					ErrPartway, m.File, partway, c.Name, version.MarkerField, c.Name)
+				return nil, &PartwayError{File: m.File, Collection: c.Name, Field: version.MarkerField, Count: partway}
 			}
 			// Every document at this version or above passes through this
 			// step on its way down.
@@ -241,8 +240,8 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 			if ctx.Err() != nil {
 				return a, stoppedDowngrading(ctx, m, downgraded, false, err)
 			}
-			return a, fmt.Errorf("revert %s: %s: downgraded %d documents, then: %w; nothing else was reverted and migration %d stays recorded: fix the cause and run `mongomig down` again (it continues with the documents left)",
-				m.File, d.coll, n, err, m.Version)
+			return a, &RevertStoppedError{File: m.File, Version: m.Version, Done: fmt.Sprintf("%s: downgraded %d documents", d.coll, n),
+				Left: "nothing else was reverted", Resumes: "it continues with the documents left", Err: err}
 		}
 		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
 		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
@@ -306,8 +305,8 @@ func (r *Runner) downgradeLate(ctx context.Context, m *migration.Migration, down
 		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
 		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
 		if err != nil {
-			return fmt.Errorf("revert %s: %s: its validators and indexes are reverted, but %d documents written at version %d meanwhile were downgraded, then: %w; migration %d stays recorded: fix the cause and run `mongomig down` again",
-				m.File, d.coll, n, d.from, err, m.Version)
+			return &RevertStoppedError{File: m.File, Version: m.Version, Err: err,
+				Done: fmt.Sprintf("%s: its validators and indexes are reverted, but %d documents written at version %d meanwhile were downgraded", d.coll, n, d.from)}
 		}
 		if n == 0 {
 			continue

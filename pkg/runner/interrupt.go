@@ -26,20 +26,20 @@ type InterruptedError struct {
 	Total     int           // migrations the run meant to apply or revert
 	Partial   *PartialError // the migration it stopped inside, if any
 	Cause     error         // context.Cause of the cancelled context
-	// Rerun is the command the message tells to run again to continue;
-	// empty: `mongomig up` or `mongomig down`. A caller that ran with a
-	// target sets it (`mongomig up --to 7`): the bare command would apply,
-	// or revert, more than was asked.
-	Rerun string
-
 	// Downgraded: documents the revert it stopped inside had downgraded.
 	Downgraded *DowngradedDocuments
 }
 
 func (e *InterruptedError) Error() string {
-	verb, past := "up", "applied"
+	return e.Message("running " + string(e.Direction) + " again (to the same target) continues")
+}
+
+// Message is the error's message ending with next (what continues the
+// run, as the caller words it).
+func (e *InterruptedError) Message(next string) string {
+	past := "applied"
 	if e.Direction == "down" {
-		verb, past = "down", "reverted"
+		past = "reverted"
 	}
 	msg := fmt.Sprintf("interrupted: %d of %d migrations %s", len(e.Done), e.Total, past)
 	if e.Total == 0 {
@@ -51,11 +51,7 @@ func (e *InterruptedError) Error() string {
 	if d := e.Downgraded; d != nil {
 		msg += "; " + d.String()
 	}
-	rerun := e.Rerun
-	if rerun == "" {
-		rerun = "mongomig " + verb
-	}
-	return msg + fmt.Sprintf("; run `%s` again to continue", rerun)
+	return msg + "; " + next
 }
 
 // Unwrap returns the cancellation cause, so errors.Is(err, context.Canceled) holds.

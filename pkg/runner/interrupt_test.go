@@ -52,7 +52,7 @@ func TestInterruptedBetweenCommands(t *testing.T) {
 	if len(applied.Applied) != 1 || len(ie.Done) != 1 || ie.Total != 4 || ie.Partial == nil || ie.Partial.Version != 2 || len(ie.Partial.Done) != 1 {
 		t.Fatalf("applied %d; error %+v", len(applied.Applied), ie)
 	}
-	for _, want := range []string{"interrupted: 1 of 4 migrations applied", "0002_orders_and_blog.yaml stopped between commands", "run `mongomig up` again to continue"} {
+	for _, want := range []string{"interrupted: 1 of 4 migrations applied", "0002_orders_and_blog.yaml stopped between commands", "running up again (to the same target) continues"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message lacks %q: %v", want, err)
 		}

@@ -197,7 +197,7 @@ func TestDriftRefused(t *testing.T) {
 	edited["0001_create_users.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(string(fsys["0001_create_users.yaml"].Data), "validationLevel: strict", "validationLevel: moderate", 1))}
 	_, err := newRunner(t, db, edited).Up(ctx)
 	var drift *runner.DriftError
-	if !errors.As(err, &drift) || !strings.Contains(err.Error(), "0001_create_users.yaml was edited after it was applied") || !strings.Contains(err.Error(), "--allow-drift") {
+	if !errors.As(err, &drift) || !strings.Contains(err.Error(), "0001_create_users.yaml was edited after it was applied") || !strings.Contains(err.Error(), "or accept it if the edit changes nothing the database sees") {
 		t.Fatalf("want a drift error naming the file and the way out, got %v", err)
 	}
 	if v := ledgerVersions(t, db); !equalVersions(v, 1, 2) {

@@ -20,7 +20,7 @@ func (r *Runner) revertRunOnce(ctx context.Context, m *migration.Migration, a *A
 	res, err := reshape.Revert(ctx, r.db, m, reshape.Options{Log: r.cfg.log, Hook: r.hook, Registry: r.registry})
 	a.Run = append(a.Run, res...)
 	if err != nil {
-		return fmt.Errorf("revert %s: %w; migration %d stays recorded: fix the cause and run `mongomig down` again (it resumes)", m.File, err, m.Version)
+		return &RevertStoppedError{File: m.File, Version: m.Version, Resumes: "it resumes", Err: err}
 	}
 	return nil
 }

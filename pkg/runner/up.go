@@ -69,15 +69,21 @@ type DriftError struct {
 	Drifted []MigrationStatus
 }
 
-func (e *DriftError) Error() string {
+func (e *DriftError) Error() string { return e.Message("", "accept it") }
+
+// Message is the error's message with the caller's words for the two ways
+// out of an edit: create (after "put the change in a new migration", such
+// as " (the command that writes one)") and accept ("accept it", or
+// the flag that does).
+func (e *DriftError) Message(create, accept string) string {
 	var lines []string
 	for _, m := range e.Drifted {
 		switch m.State {
 		case StateMissing:
 			lines = append(lines, fmt.Sprintf("migration %d (%s) is applied but its file is gone; restore it from version control", m.Version, m.File))
 		default:
-			lines = append(lines, fmt.Sprintf("%s was edited after it was applied (ledger %s, file %s); revert the edit and put the change in a new migration (`mongomig create`), or rerun with --allow-drift if the edit changes nothing the database sees",
-				m.File, short(m.LedgerChecksum), short(m.Checksum)))
+			lines = append(lines, fmt.Sprintf("%s was edited after it was applied (ledger %s, file %s); revert the edit and put the change in a new migration%s, or %s if the edit changes nothing the database sees",
+				m.File, short(m.LedgerChecksum), short(m.Checksum), create, accept))
 		}
 	}
 	return "drift: " + strings.Join(lines, "; ")

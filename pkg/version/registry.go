@@ -108,6 +108,10 @@ func containsDot(s string) bool {
 // function the binary does not register.
 var ErrFuncNotRegistered = errors.New("upgrade function not registered")
 
+// ErrInvalidFile is wrapped by [New] (and the validator compiling) for a
+// migration whose file has errors: linting the directory lists them.
+var ErrInvalidFile = errors.New("the file has errors")
+
 // Registry holds every collection's upgrade chain. It is immutable after
 // [New] and safe for concurrent use. Build it with [New] or
 // [FromMigrations]: a nil *Registry is not usable.
@@ -228,7 +232,7 @@ func FromMigrations(ms []*migration.Migration, opts ...Option) (*Registry, error
 	var missing []error
 	for _, m := range ms {
 		if m.Broken {
-			return nil, fmt.Errorf("migration %s is invalid; run mongomig lint", m.File)
+			return nil, fmt.Errorf("migration %s is invalid: %w", m.File, ErrInvalidFile)
 		}
 		for _, c := range m.Collections {
 			if len(c.Upgrade) == 0 {

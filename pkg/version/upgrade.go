@@ -390,7 +390,7 @@ func (r *Registry) missingFunc(coll string, l *link, id any, from int64) error {
 		}
 	}
 	return &UpgradeError{Collection: coll, ID: id, From: from, Version: l.version, File: l.file, Step: stepNo, Op: "func",
-		Err: fmt.Errorf("%w: %s (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
+		Err: fmt.Errorf("%w: %s (this program does not register it: see docs/lazy-upgrades.md)", ErrFuncNotRegistered, l.missing)}
 }
 
 // versionValue stores versions as int32 when they fit, as drivers write

@@ -48,7 +48,7 @@ func compileValidators(ms []*migration.Migration) (map[string]compiledValidator,
 			}
 			s, err := validator.Compile(schema)
 			if err != nil {
-				return nil, fmt.Errorf("%s: validator of %s: %w; run mongomig lint", m.File, c.Name, err)
+				return nil, fmt.Errorf("%s: validator of %s: %w (%w)", m.File, c.Name, err, ErrInvalidFile)
 			}
 			out[c.Name] = compiledValidator{from: m.Version, schema: s}
 		}
