@@ -17,7 +17,7 @@ func SetHook(src Source, fn func(point string, version int64, i int)) {
 // UpgradeModels exposes the backfill's per-batch client work to
 // benchmarks: docs are raws decoded (raws may be nil).
 func UpgradeModels(src Source, coll string, raws []bson.Raw, docs []bson.D) []mongo.WriteModel {
-	models, _ := newBackfiller(src).upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, false)
+	models, _ := newBackfiller(src).upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, guards{})
 	return models
 }
 
