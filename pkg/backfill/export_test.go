@@ -34,3 +34,10 @@ func WithProgress(opts Options, fn func(events.BackfillBatch)) Options {
 	opts.Progress, opts.progress = true, fn
 	return opts
 }
+
+// WithSerialWrites makes the client path write each batch before reading
+// the next (no overlap), and WithPerFieldGuards guard field by field
+// where version.WholeFilter would do: the benchmarks' like-with-like.
+func WithSerialWrites(o Options) Options { o.serial = true; return o }
+
+func WithPerFieldGuards(o Options) Options { o.perField = true; return o }
