@@ -100,7 +100,8 @@ type Options struct {
 	rangesPerWorker int
 	// writeTurn, if set, is held by a worker while it writes a batch.
 	writeTurn *sync.Mutex
-	// serial writes each batch before reading the next, and perField
+	// serial writes each batch before reading the next (on the
+	// server-side path, reads each range after the previous update), and perField
 	// guards every document field by field (benchmarks: what the overlap
 	// and version.WholeFilter are worth).
 	serial, perField bool

@@ -110,7 +110,9 @@ func serverBenchSizes() []int {
 //     updates; ranges of DefaultServerRange _ids) and serverside/range1000
 //     (ranges of 1,000, as the baseline's), and serverside/hand5000, the
 //     baseline's program with mongomig's default range size, without the
-//     split.
+//     split; serverside/serial is serverside/mongomig reading each range
+//     (its _ids and its check) after the previous range's update, not
+//     during it.
 //
 // Each reports docs/s and, on users, the commands sent (n) and the server
 // time they took (s) per kind.
@@ -222,15 +224,18 @@ func BenchmarkBackfillServerMongoDB(b *testing.B) {
 			}
 			docsPerSec(b)
 		})
-		for _, size := range []int{0, 1000} {
-			prog := "mongomig"
-			if size != 0 {
+		for _, size := range []int{0, 1000, -1} {
+			prog, opts := "mongomig", backfill.Options{Collections: []string{"users"}, ServerRange: size}
+			switch {
+			case size > 0:
 				prog = fmt.Sprintf("range%d", size)
+			case size < 0: // each range read after the previous update
+				prog, opts = "serial", backfill.WithSerialWrites(backfill.Options{Collections: []string{"users"}})
 			}
 			b.Run(name+"/serverside/"+prog, func(b *testing.B) {
 				for b.Loop() {
 					_, r := setup(b, false)
-					res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, ServerRange: size})
+					res, err := backfill.Run(ctx, r, opts)
 					if err != nil || res.Collections[0].ServerSide != int64(n) {
 						b.Fatalf("%+v %v", res, err)
 					}
