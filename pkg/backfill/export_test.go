@@ -35,9 +35,10 @@ func WithProgress(opts Options, fn func(events.BackfillBatch)) Options {
 	return opts
 }
 
-// WithSerialWrites makes the client path write each batch before reading
-// the next (no overlap), and WithPerFieldGuards guard field by field
-// where version.WholeFilter would do: the benchmarks' like-with-like.
-func WithSerialWrites(o Options) Options { o.serial = true; return o }
+// WithSerialReads makes the server-side path read each range after the
+// previous range's update (no overlap), and WithPerFieldGuards the client
+// path guard field by field where version.WholeFilter would do: the
+// benchmarks' like-with-like.
+func WithSerialReads(o Options) Options { o.serial = true; return o }
 
 func WithPerFieldGuards(o Options) Options { o.perField = true; return o }

@@ -35,6 +35,10 @@ type clientWalk struct {
 	remaining int64 // documents below target when the run began (-1: unknown)
 	// bounds, if set, restricts the walk to an _id range (see backfillWorkers).
 	bounds bson.D
+	// raws are the documents of the batch read as they came, copied into
+	// arena (a cursor's document is only valid until it moves).
+	raws  []bson.Raw
+	arena []byte
 }
 
 // rewalkHead walks the documents up to and including resumeFrom, where
@@ -47,29 +51,14 @@ func (w *clientWalk) rewalkHead(ctx context.Context, resumeFrom any) (stopped st
 
 // run walks to the end, or until ctx ends or the deadline passes (it then
 // returns "interrupted" or "deadline" and the caller saves the checkpoint).
-//
-// One batch's write is in flight while the next batch is read (and its
-// documents decoded): at most one, and the checkpoint moves past a batch
-// only once its write is acknowledged (see landed), so a checkpoint never
-// claims a document neither written nor counted. Everything that ends the
-// walk, or reopens the cursor from the checkpoint, first waits for that
-// write.
 func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 	var cur *mongo.Cursor
-	var inFlight *batchWrite
 	defer func() {
-		if inFlight != nil {
-			if werr := w.landed(ctx, inFlight); werr != nil && err == nil {
-				stopped, err = "", werr
-			}
-		}
 		if cur != nil {
 			_ = cur.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	// Two batches' buffers: one being written, one being read.
-	bufs := [2]readBuf{{docs: make([]bson.D, 0, w.opts.Batch)}, {docs: make([]bson.D, 0, w.opts.Batch)}}
-	next := 0
+	batch := make([]bson.D, 0, w.opts.Batch)
 	lost := 0 // cursors lost in a row
 	for {
 		if ctx.Err() != nil {
@@ -83,15 +72,7 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 				return w.readFailed(ctx, err)
 			}
 		}
-		buf := &bufs[next]
-		err = w.read(ctx, cur, buf)
-		if inFlight != nil {
-			p := inFlight
-			inFlight = nil
-			if err := w.landed(ctx, p); err != nil {
-				return "", err
-			}
-		}
+		batch, err = w.read(ctx, cur, batch[:0])
 		if err != nil {
 			// The documents of an unfinished batch are read again from the
 			// last _id written.
@@ -104,27 +85,23 @@ func (w *clientWalk) run(ctx context.Context) (stopped string, err error) {
 			return w.readFailed(ctx, err)
 		}
 		lost = 0
-		// The batch just read waits for the next run if the walk must
-		// stop now: it stops where it would without the overlap.
-		if ctx.Err() != nil {
-			return "interrupted", nil
-		}
-		if !w.deadline.IsZero() && time.Now().After(w.deadline) {
-			return "deadline", nil
-		}
-		if len(buf.docs) > 0 {
-			inFlight = w.write(ctx, buf)
-			next = 1 - next
-			if w.opts.serial {
-				p := inFlight
-				inFlight = nil
-				if err := w.landed(ctx, p); err != nil {
-					return "", err
+		if len(batch) > 0 {
+			if err := w.write(ctx, batch); err != nil {
+				return "", err
+			}
+			// Progress follows the pause: its rate is the run's, not the
+			// batch's burst.
+			w.throttle(ctx)
+			if w.opts.progress != nil {
+				left := int64(-1)
+				if w.remaining >= 0 {
+					left = max(w.remaining-w.cb.Upgraded, 0)
 				}
+				w.opts.progress(events.BackfillBatch{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 			}
 		}
-		if len(buf.docs) < w.opts.Batch {
-			return "", nil // the cursor is exhausted (the deferred landed waits for the write)
+		if len(batch) < w.opts.Batch {
+			return "", nil // the cursor is exhausted
 		}
 	}
 }
@@ -146,43 +123,34 @@ func (w *clientWalk) open(ctx context.Context) (*mongo.Cursor, error) {
 	return w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.Batch)))
 }
 
-// readBuf is one batch as read: its documents decoded, the same
-// documents as they came (raws, copied into arena: a cursor's document
-// is only valid until it moves).
-type readBuf struct {
-	docs  []bson.D
-	raws  []bson.Raw
-	arena []byte
-}
-
-// read fills b with up to Batch documents from cur, counting each getMore
-// as a round trip.
-func (w *clientWalk) read(ctx context.Context, cur *mongo.Cursor, b *readBuf) error {
-	b.docs, b.arena, b.raws = b.docs[:0], b.arena[:0], b.raws[:0]
+// read appends up to Batch documents from cur to batch, and the same
+// documents as read to w.raws, counting each getMore as a round trip.
+func (w *clientWalk) read(ctx context.Context, cur *mongo.Cursor, batch []bson.D) ([]bson.D, error) {
+	w.arena, w.raws = w.arena[:0], w.raws[:0]
 	var ends []int
 	defer func() {
 		start := 0
 		for _, end := range ends {
-			b.raws = append(b.raws, bson.Raw(b.arena[start:end]))
+			w.raws = append(w.raws, bson.Raw(w.arena[start:end]))
 			start = end
 		}
 	}()
-	for len(b.docs) < w.opts.Batch {
+	for len(batch) < w.opts.Batch {
 		if cur.RemainingBatchLength() == 0 && cur.ID() != 0 {
 			w.cb.RoundTrips++
 		}
 		if !cur.Next(ctx) {
-			return cur.Err()
+			return batch, cur.Err()
 		}
 		var d bson.D
 		if err := bson.Unmarshal(cur.Current, &d); err != nil {
-			return fmt.Errorf("decode a %s document after _id %v: %w", w.name, w.cp.LastID, err)
+			return batch, fmt.Errorf("decode a %s document after _id %v: %w", w.name, w.cp.LastID, err)
 		}
-		b.docs = append(b.docs, d)
-		b.arena = append(b.arena, cur.Current...)
-		ends = append(ends, len(b.arena))
+		batch = append(batch, d)
+		w.arena = append(w.arena, cur.Current...)
+		ends = append(ends, len(w.arena))
 	}
-	return nil
+	return batch, nil
 }
 
 func (w *clientWalk) readFailed(ctx context.Context, err error) (string, error) {
@@ -196,71 +164,41 @@ func (w *clientWalk) readFailed(ctx context.Context, err error) (string, error) 
 	return "", fmt.Errorf("read %s %s: %w; nothing is lost: run backfill again, it resumes from the checkpoint", w.name, after, err)
 }
 
-// batchWrite is a batch's write in flight (see clientWalk.write).
-type batchWrite struct {
-	done                chan struct{}
-	docs                []bson.D
-	n, conflicts, trips int64
-	err                 error
-}
-
-// write starts upgrading and writing the batch in b, in a goroutine of
-// its own; landed waits for it. The batch is written even if ctx is
-// cancelled meanwhile: Ctrl-C stops at a batch boundary.
-func (w *clientWalk) write(ctx context.Context, b *readBuf) *batchWrite {
+// write upgrades and writes one batch, advances the checkpoint's _id and
+// saves it when it is due.
+func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 	r := w.r
 	if r.hook != nil {
-		r.hook("backfill.read", w.cp.Target, len(b.docs))
+		r.hook("backfill.read", w.cp.Target, len(docs))
+	}
+	// The batch is written even if ctx is cancelled meanwhile: Ctrl-C stops
+	// at a batch boundary.
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Lock()
 	}
 	g := guards{idOnly: w.idOnly}
 	g.whole = !w.idOnly && !w.opts.perField && r.registry.ReadsWhole(w.name, nil) && r.wholeGuards(ctx, w.coll, w.opts.guarded.Available)
-	p := &batchWrite{done: make(chan struct{}), docs: b.docs}
-	go func() {
-		defer close(p.done)
-		if w.opts.writeTurn != nil {
-			w.opts.writeTurn.Lock()
-			defer w.opts.writeTurn.Unlock()
-		}
-		p.n, p.conflicts, p.trips, p.err = r.writeBatch(ctx, w.coll, w.name, b.docs, b.raws, w.failed, g)
-	}()
-	return p
-}
-
-// landed waits for the write p, counts it, advances the checkpoint's _id
-// past its batch and saves the checkpoint when it is due; then the rate's
-// pause and the progress line.
-func (w *clientWalk) landed(ctx context.Context, p *batchWrite) error {
-	<-p.done
-	r := w.r
-	w.cb.RoundTrips += p.trips
-	w.cb.Upgraded += p.n
-	w.cp.Upgraded += p.n
-	w.cb.Conflicts += p.conflicts
-	w.cb.Batches++
-	if p.err != nil {
-		_ = w.save()
-		return p.err
+	n, conflicts, trips, err := r.writeBatch(ctx, w.coll, w.name, docs, w.raws, w.failed, g)
+	if w.opts.writeTurn != nil {
+		w.opts.writeTurn.Unlock()
 	}
-	if id, ok := bsonx.Lookup(p.docs[len(p.docs)-1], "_id"); ok {
+	w.cb.RoundTrips += trips
+	w.cb.Upgraded += n
+	w.cp.Upgraded += n
+	w.cb.Conflicts += conflicts
+	w.cb.Batches++
+	if err != nil {
+		_ = w.save()
+		return err
+	}
+	if id, ok := bsonx.Lookup(docs[len(docs)-1], "_id"); ok {
 		w.cp.LastID = id
 	}
 	if r.hook != nil {
 		r.hook("backfill.batch", w.cp.Target, int(w.cb.Batches))
 	}
 	if time.Since(*w.saved) >= w.opts.checkpointEvery {
-		if err := w.save(); err != nil {
-			return err
-		}
-	}
-	// Progress follows the pause: its rate is the run's, not the batch's
-	// burst.
-	w.throttle(ctx)
-	if w.opts.progress != nil {
-		left := int64(-1)
-		if w.remaining >= 0 {
-			left = max(w.remaining-w.cb.Upgraded, 0)
-		}
-		w.opts.progress(events.BackfillBatch{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
+		return w.save()
 	}
 	return nil
 }
