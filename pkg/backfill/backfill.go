@@ -100,6 +100,10 @@ type Options struct {
 	rangesPerWorker int
 	// writeTurn, if set, is held by a worker while it writes a batch.
 	writeTurn *sync.Mutex
+	// serial reads each server-side range after the previous range's
+	// update, and perField guards every document field by field
+	// (benchmarks: what the overlap and version.WholeFilter are worth).
+	serial, perField bool
 	// guarded is the server's GuardedWrites capability.
 	guarded probe.Capability
 	// ferretDB: the server is FerretDB.

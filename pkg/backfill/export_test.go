@@ -17,7 +17,7 @@ func SetHook(src Source, fn func(point string, version int64, i int)) {
 // UpgradeModels exposes the backfill's per-batch client work to
 // benchmarks: docs are raws decoded (raws may be nil).
 func UpgradeModels(src Source, coll string, raws []bson.Raw, docs []bson.D) []mongo.WriteModel {
-	models, _ := newBackfiller(src).upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, false)
+	models, _ := newBackfiller(src).upgradeModels(coll, docs, raws, map[string]*FailureGroup{}, guards{})
 	return models
 }
 
@@ -34,3 +34,11 @@ func WithProgress(opts Options, fn func(events.BackfillBatch)) Options {
 	opts.Progress, opts.progress = true, fn
 	return opts
 }
+
+// WithSerialReads makes the server-side path read each range after the
+// previous range's update (no overlap), and WithPerFieldGuards the client
+// path guard field by field where version.WholeFilter would do: the
+// benchmarks' like-with-like.
+func WithSerialReads(o Options) Options { o.serial = true; return o }
+
+func WithPerFieldGuards(o Options) Options { o.perField = true; return o }

@@ -152,7 +152,7 @@ func (r *backfiller) enforced(name string) bool {
 // (Documents travel one way for this check; the writes stay on the
 // server. A document an old release changes between this read and the
 // update is not checked again.)
-func (w *serverWalk) invalid(ctx context.Context, rng, vm bson.D) (bson.A, error) {
+func (w *serverWalk) invalid(ctx context.Context, rng, vm bson.D, trips *int64) (bson.A, error) {
 	var docs []bson.D
 	err := retryTransient(ctx, func() error {
 		cur, err := w.coll.Find(ctx, bson.D{{Key: "$and", Value: bson.A{rng, vm}}},
@@ -163,7 +163,7 @@ func (w *serverWalk) invalid(ctx context.Context, rng, vm bson.D) (bson.A, error
 		docs = docs[:0]
 		return cur.All(ctx, &docs)
 	})
-	w.cb.RoundTrips++
+	*trips++
 	if err != nil {
 		return nil, fmt.Errorf("read %s to check its upgrades: %w", w.name, err)
 	}

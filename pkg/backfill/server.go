@@ -127,15 +127,23 @@ func (w *serverWalk) upgradeVersion(ctx context.Context, from int64) (string, er
 }
 
 // version upgrades the documents at version from, range by range, with up.
+// The next range (its _ids, and where the target schema is enforced its
+// check, see invalid) is read while the current range's update runs: one
+// read ahead at most, its round trips counted once it is used, and the
+// walk waits for it before it returns.
 func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (string, error) {
 	vm := w.r.registry.VersionIs(from)
-	var last any
 	var cur *mongo.Cursor
+	var ahead chan rangeRead
 	defer func() {
+		if ahead != nil {
+			<-ahead // the read ahead uses cur
+		}
 		if cur != nil {
 			_ = cur.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	next := w.readRange(ctx, &cur, vm, nil)
 	for {
 		if ctx.Err() != nil {
 			return "interrupted", nil
@@ -143,24 +151,23 @@ func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (str
 		if !w.deadline.IsZero() && time.Now().After(w.deadline) {
 			return "deadline", nil
 		}
-		ids, err := w.ids(ctx, &cur, vm, last)
-		if err != nil {
+		rr := next
+		w.cb.RoundTrips += rr.trips
+		if rr.err != nil {
 			if ctx.Err() != nil {
 				return "interrupted", nil
 			}
-			return "", err
+			return "", rr.err
 		}
-		if len(ids) == 0 {
+		if len(rr.ids) == 0 {
 			return "", nil
 		}
-		rng := bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: ids[0]}, {Key: "$lte", Value: ids[len(ids)-1]}}}}
-		var exclude bson.A
-		if w.enforce {
-			if exclude, err = w.invalid(ctx, rng, vm); err != nil {
-				return "", err
-			}
+		more := len(rr.ids) == w.opts.ServerRange
+		if more && !w.opts.serial {
+			ahead = make(chan rangeRead, 1)
+			go func(last any) { ahead <- w.readRange(ctx, &cur, vm, last) }(rr.ids[len(rr.ids)-1])
 		}
-		n, stopped, err := up(ctx, rng, exclude)
+		n, stopped, err := up(ctx, rr.rng, rr.exclude)
 		// What this run's updates wrote, nothing else (issue 24, hole 8).
 		w.cb.Upgraded += n
 		w.cb.ServerSide += n
@@ -168,7 +175,6 @@ func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (str
 		if stopped != "" || err != nil {
 			return stopped, err
 		}
-		last = ids[len(ids)-1]
 		(&clientWalk{opts: w.opts, deadline: w.deadline, start: w.start, cb: w.cb}).throttle(ctx)
 		if w.opts.progress != nil {
 			left := int64(-1)
@@ -177,16 +183,46 @@ func (w *serverWalk) version(ctx context.Context, from int64, up rangeFunc) (str
 			}
 			w.opts.progress(events.BackfillBatch{Collection: w.name, Target: w.cp.Target, Upgraded: w.cb.Upgraded, Total: w.cp.Upgraded, Remaining: left, Elapsed: time.Since(w.start)})
 		}
-		if len(ids) < w.opts.ServerRange {
+		switch {
+		case !more:
 			return "", nil
+		case w.opts.serial:
+			next = w.readRange(ctx, &cur, vm, rr.ids[len(rr.ids)-1])
+		default:
+			next = <-ahead
+			ahead = nil
 		}
 	}
+}
+
+// rangeRead is one range as read for its update: its _ids, the _id range
+// they span, those the update leaves out (see invalid), the round trips
+// it took.
+type rangeRead struct {
+	ids     []any
+	rng     bson.D
+	exclude bson.A
+	trips   int64
+	err     error
+}
+
+// readRange reads the next range after last (see ids and invalid).
+func (w *serverWalk) readRange(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any) (rr rangeRead) {
+	rr.ids, rr.err = w.ids(ctx, cur, vm, last, &rr.trips)
+	if rr.err != nil || len(rr.ids) == 0 {
+		return rr
+	}
+	rr.rng = bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: rr.ids[0]}, {Key: "$lte", Value: rr.ids[len(rr.ids)-1]}}}}
+	if w.enforce {
+		rr.exclude, rr.err = w.invalid(ctx, rr.rng, vm, &rr.trips)
+	}
+	return rr
 }
 
 // ids reads the next ServerRange _ids at the version matched by vm from one
 // cursor in _id order (*cur, opened after last when nil). A lost cursor is
 // reopened after last, with backoff, on transient errors.
-func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any) ([]any, error) {
+func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, last any, trips *int64) ([]any, error) {
 	var ids []any
 	err := retryTransient(ctx, func() error {
 		if *cur == nil {
@@ -196,7 +232,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 			}
 			c, err := w.coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
 				SetProjection(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(int32(w.opts.ServerRange)))
-			w.cb.RoundTrips++
+			*trips++
 			if err != nil {
 				return err
 			}
@@ -205,7 +241,7 @@ func (w *serverWalk) ids(ctx context.Context, cur **mongo.Cursor, vm bson.D, las
 		ids = ids[:0]
 		for len(ids) < w.opts.ServerRange {
 			if (*cur).RemainingBatchLength() == 0 && (*cur).ID() != 0 {
-				w.cb.RoundTrips++
+				*trips++
 			}
 			if !(*cur).Next(ctx) {
 				break

@@ -97,6 +97,9 @@ func serverBenchSizes() []int {
 //     writes of 500 UpdateOne filtered on _id and the old value of every
 //     field the upgrade changes) against client/mongomig
 //     (ClientSide: true, its default batch of 500), with the split;
+//   - client/perfield, client/mongomig guarding field by field where one
+//     whole-document clause does (version.WholeFilter): what that is
+//     worth, in the same run;
 //   - client/fields, client/mongomig with the split registered with
 //     version.Fields("name", "firstName", "lastName"), so that its guard
 //     covers what the baseline's does;
@@ -106,7 +109,9 @@ func serverBenchSizes() []int {
 //     updates; ranges of DefaultServerRange _ids) and serverside/range1000
 //     (ranges of 1,000, as the baseline's), and serverside/hand5000, the
 //     baseline's program with mongomig's default range size, without the
-//     split.
+//     split; serverside/serial is serverside/mongomig reading each range
+//     (its _ids and its check) after the previous range's update, not
+//     during it.
 //
 // Each reports docs/s and, on users, the commands sent (n) and the server
 // time they took (s) per kind.
@@ -168,6 +173,17 @@ func BenchmarkBackfillServerMongoDB(b *testing.B) {
 			}
 			docsPerSec(b)
 		})
+		// What the whole-document guard is worth: mongomig without it.
+		b.Run(name+"/client/perfield", func(b *testing.B) {
+			for b.Loop() {
+				_, r := setup(b, true)
+				res, err := backfill.Run(ctx, r, backfill.WithPerFieldGuards(backfill.Options{Collections: []string{"users"}, ClientSide: true}))
+				if err != nil || res.Collections[0].Upgraded != int64(n) {
+					b.Fatalf("%+v %v", res, err)
+				}
+			}
+			docsPerSec(b)
+		})
 		// The split declared with version.Fields: the guard then
 		// covers what the baseline's does (the fields the upgrade reads and
 		// changes, and the version), not every field as read.
@@ -201,15 +217,18 @@ func BenchmarkBackfillServerMongoDB(b *testing.B) {
 			}
 			docsPerSec(b)
 		})
-		for _, size := range []int{0, 1000} {
-			prog := "mongomig"
-			if size != 0 {
+		for _, size := range []int{0, 1000, -1} {
+			prog, opts := "mongomig", backfill.Options{Collections: []string{"users"}, ServerRange: size}
+			switch {
+			case size > 0:
 				prog = fmt.Sprintf("range%d", size)
+			case size < 0: // each range read after the previous update
+				prog, opts = "serial", backfill.WithSerialReads(backfill.Options{Collections: []string{"users"}})
 			}
 			b.Run(name+"/serverside/"+prog, func(b *testing.B) {
 				for b.Loop() {
 					_, r := setup(b, false)
-					res, err := backfill.Run(ctx, r, backfill.Options{Collections: []string{"users"}, ServerRange: size})
+					res, err := backfill.Run(ctx, r, opts)
 					if err != nil || res.Collections[0].ServerSide != int64(n) {
 						b.Fatalf("%+v %v", res, err)
 					}

@@ -53,6 +53,9 @@ type backfiller struct {
 	// mu guards noPipelines: a pipeline update was refused as such.
 	mu          sync.Mutex
 	noPipelines bool
+	// whole is whether the server evaluates WholeFilter (see wholeGuards);
+	// wholeKnown, whether that is known yet. Guarded by mu.
+	whole, wholeKnown bool
 }
 
 func newBackfiller(src Source) *backfiller {

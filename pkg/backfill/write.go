@@ -36,8 +36,8 @@ func (r *backfiller) readBatch(ctx context.Context, coll *mongo.Collection, filt
 // once; those that still conflict are counted and left alone. A document
 // whose write the server refuses (a duplicate key, its validator; see
 // bulk) joins failed: it stays at its version and the rest are written.
-func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) (upgraded, conflicts, trips int64, err error) {
-	models, ids := r.upgradeModels(name, docs, raws, failed, idOnly)
+func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, g guards) (upgraded, conflicts, trips int64, err error) {
+	models, ids := r.upgradeModels(name, docs, raws, failed, g)
 	if len(models) == 0 {
 		return 0, 0, 0, nil
 	}
@@ -64,7 +64,7 @@ func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, nam
 	// A document whose upgrade fails now (it changed since the first
 	// read) is a failure: the checkpoint passes no document neither
 	// written nor counted.
-	retry, retryIDs := r.upgradeModels(name, again, nil, failed, idOnly)
+	retry, retryIDs := r.upgradeModels(name, again, nil, failed, g)
 	// The others were upgraded by another writer (the application's
 	// write-back) or deleted: this run wrote none of them, so none is
 	// counted (issue 24, hole 8). What it wrote is what its guards matched.
@@ -82,11 +82,17 @@ func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, nam
 	return upgraded, conflicts, trips, nil
 }
 
+// guards is how a batch's writes are filtered: idOnly, on _id alone
+// (Options.AssumeNoWriters); otherwise on _id and the old value of every
+// field the upgrade reads or changes, and with whole, a document a func
+// step reads whole on being exactly as read, in one clause (see
+// wholeGuards).
+type guards struct{ idOnly, whole bool }
+
 // upgradeModels builds one update per document that needs one: the delta
-// of its upgrade, filtered on _id and the old value of every field it
-// changes (a guarded delta), or on _id alone when idOnly. raws, if not
+// of its upgrade, filtered as g says (a guarded delta). raws, if not
 // nil, are docs as read (see validateUpgrade).
-func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, idOnly bool) ([]mongo.WriteModel, bson.A) {
+func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, failed map[string]*FailureGroup, g guards) ([]mongo.WriteModel, bson.A) {
 	models := make([]mongo.WriteModel, 0, len(docs))
 	// The batch's update models in one allocation: they live as long as
 	// the batch.
@@ -104,7 +110,7 @@ func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, 
 			// Guards what the upgrade read as well as what it writes (see
 			// Registry.DeltaFor): a writer who changed a source since the read
 			// makes the write match nothing.
-			delta, err = r.registry.DeltaFor(name, d, up)
+			delta, err = r.deltaFor(name, d, up, g)
 		}
 		if err == nil && changed && enforce {
 			// An upgrade that fails the schema it upgrades to is a failure,
@@ -119,7 +125,7 @@ func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, 
 		if err == nil && changed {
 			id, _ := bsonx.Lookup(d, "_id")
 			filter := delta.Filter
-			if idOnly {
+			if g.idOnly {
 				filter = bson.D{{Key: "_id", Value: id}}
 			}
 			models = append(models, updates[len(models)].SetFilter(filter).SetUpdate(delta.Update))
@@ -138,6 +144,23 @@ func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, 
 		}
 	}
 	return models, ids
+}
+
+// deltaFor is the guarded delta of d's upgrade up: Registry.DeltaFor's,
+// whose filter, when g.whole and a func step reads d whole, is
+// version.WholeFilter: d exactly as read, every field the per-field
+// guards name and the others.
+func (r *backfiller) deltaFor(name string, d, up bson.D, g guards) (version.Delta, error) {
+	if !g.whole || g.idOnly || !r.registry.ReadsWhole(name, d) {
+		return r.registry.DeltaFor(name, d, up)
+	}
+	delta, err := version.DeltaOf(d, up)
+	if err != nil || delta.Empty() {
+		return delta, err
+	}
+	id, _ := bsonx.Lookup(d, "_id")
+	delta.Filter = version.WholeFilter(id, d)
+	return delta, nil
 }
 
 // bulk runs an unordered bulk write and returns how many filters matched
