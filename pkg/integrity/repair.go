@@ -7,7 +7,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
-	"github.com/mongomig/mongomig/internal/testhook"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -99,41 +98,43 @@ func rightOf(f Finding) bsonx.ExtJSON {
 }
 
 // repairOne applies f's fix; when its guard matches nothing, it re-checks
-// the document and tries what it finds now.
-func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (string, error) {
+// the document and tries what it finds now. It returns the finding it
+// acted on last (the re-checked one: its wrong and right values are what
+// the write replaced and wrote).
+func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (Finding, string, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		fx := f.fix
 		switch {
 		case fx == nil && f.Problem == ProblemDangling:
-			return OutcomeReported, nil
+			return f, OutcomeReported, nil
 		case fx == nil:
-			return OutcomeSnapshot, nil
+			return f, OutcomeSnapshot, nil
 		case dryRun:
-			return OutcomeWouldFix, nil
+			return f, OutcomeWouldFix, nil
 		}
 		if fx.precheck != nil {
 			ok, err := fx.precheck(ctx, c)
 			if err != nil {
-				return "", err
+				return f, "", err
 			}
 			if !ok {
-				return OutcomeReferenced, nil
+				return f, OutcomeReferenced, nil
 			}
 		}
-		if h := testhook.Get(c); h != nil {
+		if h := c.hook(); h != nil {
 			h("integrity.write "+f.Collection, 0, attempt)
 		}
 		done, err := fx.apply(ctx, c)
 		if err != nil || done {
-			return OutcomeFixed, err
+			return f, OutcomeFixed, err
 		}
 		now, err := c.recheck(ctx, f)
 		if err != nil || now == nil {
-			return OutcomeInLine, err
+			return f, OutcomeInLine, err
 		}
 		f = *now
 	}
-	return OutcomeConflict, nil
+	return f, OutcomeConflict, nil
 }
 
 // apply sends the guarded write; false when the guard matched nothing.

@@ -91,7 +91,7 @@ func (c *Checker) repairRule(ctx context.Context, r rule, filter bson.D, p *stat
 				return left, err
 			}
 		}
-		out, err := c.repairOne(ctx, f, dryRun)
+		f, out, err := c.repairOne(ctx, f, dryRun)
 		if err != nil {
 			return left, fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
 		}
