@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,6 +29,10 @@ import (
 //	    batch KILL (from 0) of its first rule: a propagation killed midway
 //	integrityapp update COLL FILTER UPDATE    one updateMany, as the application
 //	integrityapp delete COLL FILTER           one deleteMany
+//	integrityapp students N                   students 1..N, each taking math at 3 credits
+//	integrityapp disjoint COLL FILE...
+//	    read the `repair --json` reports FILE...: fail unless each fixed
+//	    some document of COLL and no document was fixed by two of them
 //	integrityapp writer COLL FIELD FROM TO STOPFILE
 //	    another writer: $inc FIELD of the documents _id FROM..TO in turn,
 //	    one acknowledged write at a time, a millisecond apart, until
@@ -96,6 +102,10 @@ func integrityApp() {
 		if res, err = db.Collection(args[1]).DeleteMany(ctx, extJSON(args[2])); err == nil {
 			fmt.Printf("%d deleted\n", res.DeletedCount)
 		}
+	case args[0] == "students" && len(args) == 2:
+		err = seedStudents(ctx, db, atoi(args[1]))
+	case args[0] == "disjoint" && len(args) >= 3:
+		err = disjointFixes(args[1], args[2:])
 	case args[0] == "writer" && len(args) == 6:
 		err = writerApp(ctx, db.Collection(args[1]), args[2], atoi(args[3]), atoi(args[4]), args[5])
 	default:
@@ -197,10 +207,13 @@ func mongomigAt() {
 	defer done()
 	ctx := context.Background()
 	seen := 0
+	var mu sync.Mutex // the hook runs in each repair worker
 	testhook.Set(integrity.ProcessHook, func(p string, _ int64, attempt int) {
 		if p != point || attempt > 0 {
 			return
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		seen++
 		if seen-1 < from {
 			return
@@ -223,4 +236,51 @@ func mongomigAt() {
 	})
 	os.Args = append([]string{"mongomig"}, args[sep+1:]...)
 	main()
+}
+
+func seedStudents(ctx context.Context, db *mongo.Database, n int) error {
+	docs := make([]any, n)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: i + 1}, {Key: "classes", Value: bson.A{
+			bson.D{{Key: "_id", Value: "math"}, {Key: "name", Value: "Math"}, {Key: "credits", Value: 3}}}}}
+	}
+	_, err := db.Collection("students").InsertMany(ctx, docs)
+	return err
+}
+
+func disjointFixes(coll string, files []string) error {
+	by := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var rep struct {
+			Fixes []struct {
+				Collection string          `json:"collection"`
+				ID         json.RawMessage `json:"_id"`
+				Outcome    string          `json:"outcome"`
+			} `json:"fixes"`
+		}
+		if err := json.Unmarshal(data, &rep); err != nil {
+			return fmt.Errorf("%s: %v", f, err)
+		}
+		n := 0
+		for _, fx := range rep.Fixes {
+			if fx.Collection != coll || fx.Outcome != integrity.OutcomeFixed {
+				continue
+			}
+			if other, ok := by[string(fx.ID)]; ok {
+				return fmt.Errorf("%s _id %s fixed by both %s and %s", coll, fx.ID, other, f)
+			}
+			by[string(fx.ID)] = f
+			n++
+		}
+		if n == 0 {
+			return fmt.Errorf("%s fixed no document of %s: the work was not split", f, coll)
+		}
+		fmt.Printf("%s: %d fixed\n", f, n)
+	}
+	fmt.Printf("%d fixed, none by two repairs\n", len(by))
+	return nil
 }

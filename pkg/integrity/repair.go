@@ -7,7 +7,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
-	"github.com/mongomig/mongomig/pkg/lease"
 )
 
 // fix is the guarded write that puts one finding in line.
@@ -61,6 +60,9 @@ type RepairReport struct {
 	Fixes []Fix `json:"fixes"`
 	// Resumed: the repair went on from the progress a stopped one stored.
 	Resumed bool `json:"resumed,omitempty"`
+	// Truncated: more fixes than Options.MaxFindings were made (or left);
+	// the counts are complete.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // maxAttempts bounds the re-checks of one document a repair makes when
@@ -76,15 +78,12 @@ const maxAttempts = 5
 // nil report: the lease was not acquired).
 func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
 	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
+	t := &tally{rep: rep, max: c.opts.MaxFindings}
 	if dryRun || c.opts.Leases == nil {
-		return rep, c.repairRules(ctx, rep, dryRun)
+		return rep, c.repairRules(ctx, t, dryRun)
 	}
-	ran := false
-	err := lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(ctx context.Context) error {
-		ran = true
-		return c.repairRules(ctx, rep, dryRun)
-	})
-	if !ran {
+	notRun, err := c.repairRanged(ctx, t)
+	if notRun {
 		return nil, err // the lease was not acquired: nothing ran
 	}
 	return rep, err
