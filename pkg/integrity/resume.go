@@ -82,58 +82,38 @@ func (c *Checker) progress(p RuleProgress) {
 	}
 }
 
+// saveEvery spaces a repair's progress writes: a stopped repair re-reads
+// at most this much of its work, which it finds in line.
+var saveEvery = time.Second
+
 // repairRule fixes one rule's findings of filter as the scan emits them
-// (memory holds one finding, not the rule's). save, when set, is told the
-// _id of a document once all its findings are handled (as the next one
-// begins) and the fixes so far, from fixed. A counter's finding is one
-// document: nothing to save.
+// (memory holds a batch of findings, not the rule's). save, when set, is
+// told the _id of a document once all its findings are handled (as the
+// next one begins, at most every saveEvery) and the fixes so far, from
+// fixed. A counter's finding is one document: nothing to save.
 func (c *Checker) repairRule(ctx context.Context, r rule, filter bson.D, t *tally, dryRun bool, pace *pacer,
 	fixed int64, save func(last bson.RawValue, fixed int64) error) (int64, int64, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var left int64
-	var prev bson.RawValue
+	w := &ruleWalk{c: c, r: r, t: t, dryRun: dryRun, pace: pace, fixed: fixed, save: save, saved: time.Now()}
 	var failed error
-	handle := func(f Finding) error {
-		if save != nil && prev.Type != 0 && r.info().Kind != KindCounter && key(prev) != key(f.id) {
-			if err := save(prev, fixed); err != nil {
-				return err
-			}
-		}
-		prev = f.id
-		if f.fix != nil && !dryRun {
-			if err := pace.wait(ctx); err != nil {
-				return err
-			}
-		}
-		f, out, err := c.repairOne(ctx, f, dryRun)
-		if err != nil {
-			return fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
-		}
-		switch out {
-		case OutcomeFixed, OutcomeWouldFix:
-			fixed++
-		case OutcomeInLine:
-		default:
-			left++
-		}
-		t.add(Fix{Rule: f.Rule, Collection: f.Collection, ID: f.ID, Path: f.Path, Wrong: f.Stored, Right: rightOf(f), Outcome: out})
-		return nil
-	}
 	_, _, err := r.scan(sctx, c, filter, func(f Finding) {
 		if failed == nil {
-			if failed = handle(f); failed != nil {
+			if failed = w.handle(ctx, f); failed != nil {
 				cancel(failed)
 			}
 		}
 	})
+	if failed == nil && err == nil {
+		failed = w.flush(ctx)
+	}
 	if failed != nil {
-		return fixed, left, failed
+		return w.fixed, w.left, failed
 	}
 	if err != nil {
-		return fixed, left, fmt.Errorf("check %s: %w", r.info().Rule, err)
+		return w.fixed, w.left, fmt.Errorf("check %s: %w", r.info().Rule, err)
 	}
-	return fixed, left, nil
+	return w.fixed, w.left, nil
 }
 
 // tally collects a repair's fixes from its workers.
