@@ -103,7 +103,9 @@ func TestRepairRangesSplitMongoDB(t *testing.T) {
 // on with the string and ObjectID _ids, which sort after every number
 // ($gt on a number alone matches no string: MongoDB compares within a
 // type class).
-func TestRepairResumesAcrossIDTypes(t *testing.T) { idTypesScenario(t, sandboxtest.Database(t, "integrity")) }
+func TestRepairResumesAcrossIDTypes(t *testing.T) {
+	idTypesScenario(t, sandboxtest.Database(t, "integrity"))
+}
 
 func TestRepairResumesAcrossIDTypesMongoDB(t *testing.T) {
 	idTypesScenario(t, sandboxtest.MongoDB(t, "integrity_idtypes", "TestRepairResumesAcrossIDTypes covers the sandbox"))
