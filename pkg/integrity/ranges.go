@@ -22,7 +22,7 @@ import (
 //   - The plan of a rule: split points of its collection's _ids
 //     (internal/idsplit: quantiles of a $sample, or every k-th _id where
 //     the server has no $sample), about 4 ranges per worker and none
-//     smaller than a batch, stored as "$repair$<rule>$plan$1" in
+//     smaller than a batch (one range when the planner has one worker), stored as "$repair$<rule>$plan$1" in
 //     mongomig_backfill under the repair's database lease
 //     ([RepairLease], held only while planning): the first planner wins,
 //     every other process reads its plan. The split points keep one type
@@ -187,6 +187,12 @@ func (c *Checker) rulePlan(ctx context.Context, store *state.Store, r rule) (*re
 func (c *Checker) splitPoints(ctx context.Context, r rule) (bson.A, string, error) {
 	if r.info().Kind == KindCounter {
 		return bson.A{}, "one range: a counter", nil
+	}
+	if c.opts.Workers <= 1 {
+		// One worker walks the rule whole: a range costs a scan of the
+		// collection on a server that does not bound an _id range by the
+		// index (FerretDB), and one process gains nothing from splitting.
+		return bson.A{}, "one range: one worker", nil
 	}
 	coll := c.db.Collection(r.info().Collection)
 	est, err := coll.EstimatedDocumentCount(ctx)
