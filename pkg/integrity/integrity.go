@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -124,6 +125,9 @@ type Checker struct {
 	db    *mongo.Database
 	rules []rule
 	opts  Options
+
+	bulkOnce sync.Once
+	bulk     int // fixes per bulk write (bulkSize)
 }
 
 // New returns a checker for the rules in force after ms. It refuses a
