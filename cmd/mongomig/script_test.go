@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	testscript.Main(m, map[string]func(){"mongomig": main})
+	programs := map[string]func(){"mongomig": main}
+	for name, p := range integrityPrograms {
+		programs[name] = p
+	}
+	testscript.Main(m, programs)
 }
 
 // TestScripts runs every testdata/script/*.txtar: the commands of README.md

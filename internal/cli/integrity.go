@@ -55,7 +55,9 @@ func repairCommand(e *env) *cli.Command {
 			"erased (the document is re-checked instead). A snapshot copy and a reference declared report are\n" +
 			"never written. Lists {rule, _id, wrong, right} per fix (docs/integrity.md).\n" + exitHelp("repair"),
 		Flags: append(append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"},
-			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second (0: unbounded)"},
+			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second from this process (0: unbounded)"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a rule at once (other repair processes take the other ranges)"},
+			&cli.BoolFlag{Name: "all", Usage: "list every fix, not only the first 1000 (the counts are always complete)"},
 			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"}),
 			lockFlags()...),
 		Action: func(c *cli.Context) error {
@@ -66,10 +68,20 @@ func repairCommand(e *env) *cli.Command {
 			if opts.Rate = c.Float64("rate"); opts.Rate < 0 {
 				return usageError(fmt.Errorf("--rate %v: give a positive number of writes per second, or 0 for no bound", opts.Rate))
 			}
+			if opts.Workers = c.Int("workers"); opts.Workers < 1 || opts.Workers > maxRepairWorkers {
+				return usageError(fmt.Errorf("--workers %d: give 1 to %d", opts.Workers, maxRepairWorkers))
+			}
+			if c.Bool("all") {
+				opts.MaxFindings = -1
+			}
 			return e.runRepair(c.Context, opts, parseLockFlags(c), c.Bool("dry-run"), c.Bool("progress"))
 		},
 	}
 }
+
+// maxRepairWorkers bounds --workers: each worker holds a range lease and
+// a connection.
+const maxRepairWorkers = 32
 
 func integrityOptions(c *cli.Context) integrity.Options {
 	return integrity.Options{Collections: c.StringSlice("collection"), BatchSize: c.Int("batch-size"), ClientOnly: c.Bool("client-side")}
@@ -280,5 +292,8 @@ func renderRepairText(o *output, rep *integrity.RepairReport) {
 	fmt.Fprintf(o.out, "%s %s, %s left out of line\n", verbDone, count(rep.Fixed, "value"), count(rep.Left, "value"))
 	for _, f := range rep.Fixes {
 		fmt.Fprintf(o.out, "  %s _id %s %s: %s -> %s: %s\n", f.Rule, f.ID, f.Path, orMissing(f.Wrong), orMissing(f.Right), f.Outcome)
+	}
+	if rep.Truncated {
+		fmt.Fprintln(o.out, "(more fixes: run with --all to list them)")
 	}
 }

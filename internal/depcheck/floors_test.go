@@ -33,6 +33,8 @@ var floors = map[string]int{
 	"internal/depcheck": 11, "internal/doccheck": 11, "internal/benchratio": 0,
 
 	"pkg/command/sandbox": 10, // the opt-in sandbox of a team's binary (--embedded, demo, sandbox serve)
+
+	"internal/idsplit": 3, // the split points of _id ranges: a parallel backfill's and a repair's
 }
 
 // products are the packages of floor 7 that never import each other: a

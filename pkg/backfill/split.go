@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mongomig/mongomig/internal/idsplit"
 	"github.com/mongomig/mongomig/pkg/probe"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // The split points of a parallel backfill (see backfillWorkers) come from
@@ -90,70 +90,16 @@ func rangeSize(n int64, opts Options) int64 {
 // sampledSplits asks the server for a sample of the _ids, sorted, and
 // takes ranges-1 evenly spaced of them.
 func sampledSplits(ctx context.Context, coll *mongo.Collection, ranges int64) (bson.A, error) {
-	size := ranges * splitSamplesPerRange
-	cur, err := coll.Aggregate(ctx, mongo.Pipeline{
-		{{Key: "$sample", Value: bson.D{{Key: "size", Value: size}}}},
-		{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}}}},
-		{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
-	var ids []bson.RawValue
-	for cur.Next(ctx) {
-		ids = append(ids, ownID(cur.Current))
-	}
-	if err := cur.Err(); err != nil {
-		return nil, err
-	}
-	return quantiles(ids, ranges), nil
+	return idsplit.Sampled(ctx, coll, ranges, splitSamplesPerRange)
 }
 
 // quantiles returns the ranges-1 elements of sorted that split it into
 // ranges parts of equal length, each once.
-func quantiles(sorted []bson.RawValue, ranges int64) bson.A {
-	splits := bson.A{}
-	var last bson.RawValue
-	for j := int64(1); j < ranges && len(sorted) > 0; j++ {
-		id := sorted[j*int64(len(sorted))/ranges]
-		if j > 1 && id.Equal(last) {
-			continue // fewer samples than ranges (a small collection)
-		}
-		splits = append(splits, id)
-		last = id
-	}
-	return splits
-}
+func quantiles(sorted []bson.RawValue, ranges int64) bson.A { return idsplit.Quantiles(sorted, ranges) }
 
 // scannedSplits reads the _ids below target in order and keeps every
 // per-th (per from the collection's estimated size: counting the
 // documents below the target would be one more pass).
 func (r *backfiller) scannedSplits(ctx context.Context, coll *mongo.Collection, target, per int64) (bson.A, error) {
-	name := coll.Name()
-	splits := bson.A{}
-	cur, err := coll.Find(ctx, r.belowFilter(target), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("read %s _ids: %w", name, err)
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
-	var i int64
-	for cur.Next(ctx) {
-		if i > 0 && i%per == 0 {
-			splits = append(splits, ownID(cur.Current))
-		}
-		i++
-	}
-	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("read %s _ids: %w", name, err)
-	}
-	return splits, nil
-}
-
-// ownID copies the _id of a cursor's current document, which is only
-// valid until the cursor moves.
-func ownID(doc bson.Raw) bson.RawValue {
-	v := doc.Lookup("_id")
-	v.Value = append([]byte(nil), v.Value...)
-	return v
+	return idsplit.Scanned(ctx, coll, r.belowFilter(target), per)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -105,14 +106,18 @@ type Options struct {
 	MaxFindings int
 	// ClientOnly joins on the client even where the server could.
 	ClientOnly bool
-	// Repair's: Rate bounds its writes per second (0: unbounded);
-	// Progress, when set, is told each rule's count as it finishes;
-	// Leases, when set, gives the lease two repairs of one database
-	// never hold at once ([RepairLease]), waiting at most LeaseWait.
+	// Repair's: Rate bounds a process's writes per second (0:
+	// unbounded); Progress, when set, is told each rule's count as it
+	// finishes; Leases, when set, splits each rule into _id ranges, each
+	// walked under its own lease, so repairs in several processes share
+	// the work (see ranges.go), waiting at most LeaseWait for the
+	// database's lease ([RepairLease]) to plan; Workers is how many
+	// ranges one process walks at once (default 1).
 	Rate      float64
 	Progress  func(RuleProgress)
 	Leases    lease.Acquirer
 	LeaseWait time.Duration
+	Workers   int
 }
 
 // Checker checks and repairs the integrity rules of a set of migrations.
@@ -120,6 +125,9 @@ type Checker struct {
 	db    *mongo.Database
 	rules []rule
 	opts  Options
+
+	bulkOnce sync.Once
+	bulk     int // fixes per bulk write (bulkSize)
 }
 
 // New returns a checker for the rules in force after ms. It refuses a

@@ -3,6 +3,8 @@ package integrity
 import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/mongomig/mongomig/internal/testhook"
 )
 
 func findOpts(projection bson.D, batch int) *options.FindOptionsBuilder {
@@ -24,4 +26,17 @@ func distinct(vals []bson.RawValue) []bson.RawValue {
 		}
 	}
 	return out
+}
+
+// ProcessHook is the internal/testhook key of a hook every checker of the
+// process calls when none is set for the checker itself: a test binary
+// that runs the mongomig command (whose checker it never sees) kills it
+// or acts as another writer at a point of its repair.
+const ProcessHook = "pkg/integrity"
+
+func (c *Checker) hook() testhook.Func {
+	if h := testhook.Get(c); h != nil {
+		return h
+	}
+	return testhook.Get(ProcessHook)
 }

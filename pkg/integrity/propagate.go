@@ -9,7 +9,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/testhook"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -113,7 +112,7 @@ func (c *Checker) propagateValue(ctx context.Context, r *copyRule, id any, v bso
 	}
 	var last any
 	for batch := 0; ; batch++ {
-		if h := testhook.Get(c); h != nil {
+		if h := c.hook(); h != nil {
 			h("integrity.propagate "+r.coll, 0, batch)
 		}
 		if err := ctx.Err(); err != nil {

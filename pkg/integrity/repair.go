@@ -7,8 +7,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
-	"github.com/mongomig/mongomig/internal/testhook"
-	"github.com/mongomig/mongomig/pkg/lease"
 )
 
 // fix is the guarded write that puts one finding in line.
@@ -62,6 +60,9 @@ type RepairReport struct {
 	Fixes []Fix `json:"fixes"`
 	// Resumed: the repair went on from the progress a stopped one stored.
 	Resumed bool `json:"resumed,omitempty"`
+	// Truncated: more fixes than Options.MaxFindings were made (or left);
+	// the counts are complete.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // maxAttempts bounds the re-checks of one document a repair makes when
@@ -77,15 +78,12 @@ const maxAttempts = 5
 // nil report: the lease was not acquired).
 func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
 	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
+	t := &tally{rep: rep, max: c.opts.MaxFindings}
 	if dryRun || c.opts.Leases == nil {
-		return rep, c.repairRules(ctx, rep, dryRun)
+		return rep, c.repairRules(ctx, t, dryRun)
 	}
-	ran := false
-	err := lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(ctx context.Context) error {
-		ran = true
-		return c.repairRules(ctx, rep, dryRun)
-	})
-	if !ran {
+	notRun, err := c.repairRanged(ctx, t)
+	if notRun {
 		return nil, err // the lease was not acquired: nothing ran
 	}
 	return rep, err
@@ -99,41 +97,43 @@ func rightOf(f Finding) bsonx.ExtJSON {
 }
 
 // repairOne applies f's fix; when its guard matches nothing, it re-checks
-// the document and tries what it finds now.
-func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (string, error) {
+// the document and tries what it finds now. It returns the finding it
+// acted on last (the re-checked one: its wrong and right values are what
+// the write replaced and wrote).
+func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (Finding, string, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		fx := f.fix
 		switch {
 		case fx == nil && f.Problem == ProblemDangling:
-			return OutcomeReported, nil
+			return f, OutcomeReported, nil
 		case fx == nil:
-			return OutcomeSnapshot, nil
+			return f, OutcomeSnapshot, nil
 		case dryRun:
-			return OutcomeWouldFix, nil
+			return f, OutcomeWouldFix, nil
 		}
 		if fx.precheck != nil {
 			ok, err := fx.precheck(ctx, c)
 			if err != nil {
-				return "", err
+				return f, "", err
 			}
 			if !ok {
-				return OutcomeReferenced, nil
+				return f, OutcomeReferenced, nil
 			}
 		}
-		if h := testhook.Get(c); h != nil {
+		if h := c.hook(); h != nil {
 			h("integrity.write "+f.Collection, 0, attempt)
 		}
 		done, err := fx.apply(ctx, c)
 		if err != nil || done {
-			return OutcomeFixed, err
+			return f, OutcomeFixed, err
 		}
 		now, err := c.recheck(ctx, f)
 		if err != nil || now == nil {
-			return OutcomeInLine, err
+			return f, OutcomeInLine, err
 		}
 		f = *now
 	}
-	return OutcomeConflict, nil
+	return f, OutcomeConflict, nil
 }
 
 // apply sends the guarded write; false when the guard matched nothing.
