@@ -136,7 +136,7 @@ func wants(mode migration.CopyMode, cur, sv bson.RawValue) bool {
 }
 
 // guardValue matches path holding v exactly as read (Type 0: absent);
-// an array element by element, never an array holding v (bsonx.SameAs).
+// an array is matched element by element, as extract's guard.
 func guardValue(path string, v bson.RawValue) bson.E {
 	switch v.Type {
 	case 0:
@@ -150,12 +150,9 @@ func guardValue(path string, v bson.RawValue) bson.E {
 		if len(vals) == 0 {
 			return bson.E{Key: path, Value: bson.D{{Key: "$size", Value: 0}}}
 		}
-		return bson.E{Key: path, Value: bsonx.SameAs(seen)}
+		return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}}
 	}
-	if v.Type == bson.TypeNull {
-		return bson.E{Key: path, Value: bson.D{{Key: "$type", Value: "null"}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}}
-	}
-	return bson.E{Key: path, Value: bsonx.SameAs(v)}
+	return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: v}}}
 }
 
 func join(base, path string) string {

@@ -262,7 +262,7 @@ func (o *operation) updateParent(ctx context.Context, doc bson.Raw, arr bson.Raw
 	for i, v := range vals {
 		seen[i] = v
 	}
-	guard := bsonx.SameAs(seen)
+	guard := bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}
 	if len(vals) == 0 { // [] or null
 		guard = bson.D{{Key: "$in", Value: bson.A{bson.A{}, nil}}}
 	}

@@ -180,7 +180,7 @@ func heldArray(x *migration.Extract, parent bson.Raw) ([]bson.RawValue, bson.D, 
 	for i, v := range vals {
 		seen[i] = v
 	}
-	return vals, bsonx.SameAs(seen), nil
+	return vals, bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}, nil
 }
 
 // merge is the parent's array once it holds every child: held, then each

@@ -262,6 +262,9 @@ func guardElems(old any, had bool) int {
 	if !had || old == nil {
 		return 0
 	}
+	if _, ok := old.(bson.A); ok {
+		return 0
+	}
 	return 2
 }
 
@@ -270,12 +273,7 @@ func guardElems(old any, had bool) int {
 // too ({version: 1} matches version: [1, 2]; see VersionIs), so every
 // guard on a value that is not an array excludes arrays: a concurrent
 // writer who turned the field into an array holding the old value must
-// make the write match nothing. An array is matched the same way: {tags:
-// [1, 2]} also matches tags: [[1, 2], 3] (src/mongo/db/matcher/path.cpp,
-// BSONElementIterator: a leaf array yields each of its elements, then
-// itself), so the guard on an array excludes the arrays holding it as an
-// element ($elemMatch compares each element once, without descending
-// further). Its sub-document is carved from b.
+// make the write match nothing. Its sub-document is carved from b.
 func (b *deltaBuf) guard(key string, old any, had bool) bson.E {
 	switch {
 	case !had:
@@ -285,8 +283,7 @@ func (b *deltaBuf) guard(key string, old any, had bool) bson.E {
 		return bson.E{Key: key, Value: nullGuard}
 	}
 	if _, ok := old.(bson.A); ok {
-		nested := bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "$eq", Value: old}}}}
-		return bson.E{Key: key, Value: append(b.take(2), bson.E{Key: "$eq", Value: old}, bson.E{Key: "$not", Value: nested})}
+		return bson.E{Key: key, Value: old}
 	}
 	// $eq compares the value as a value: a document whose first name
 	// starts with '$' ({$kind: 1}, allowed below the top level since

@@ -23,7 +23,7 @@ func referenceDelta(before, after bson.D, links []link) (Delta, error) {
 			return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}, notArray[0]}}
 		}
 		if _, ok := old.(bson.A); ok {
-			return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, {Key: "$not", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "$eq", Value: old}}}}}}}
+			return bson.E{Key: key, Value: old}
 		}
 		return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, notArray[0]}}
 	}
