@@ -288,7 +288,11 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
 	var opened []Command
 	for _, d := range t.downs {
-		if w := r.windowAt(d.coll, t.m.Version); w != nil {
+		w, err := r.withExtracts(ctx, d.coll, t.m.Version, r.windowAt(d.coll, t.m.Version))
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
 			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
 		}
 	}
