@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -14,7 +15,9 @@ import (
 	"github.com/mongomig/mongomig/internal/cmdlog"
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/release"
 	"github.com/mongomig/mongomig/pkg/runner"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // extractWindowFS: 0001's posts schema accepts embedded comments; 0002
@@ -283,5 +286,75 @@ func TestExtractWindowOldReleaseMongoDB(t *testing.T) {
 	var we mongo.WriteException
 	if err := pushComment(ctx, db, 1, "refused"); !errors.As(err, &we) || !we.HasErrorCode(121) {
 		t.Errorf("$push with the window closed = %v; want refused with 121", err)
+	}
+}
+
+// TestExtractWindowHeldForOldRelease: when the extract's migration also
+// upgrades the parent, a live release that knows only the earlier
+// version keeps the extract window open (up says who); once it is gone,
+// up closes the extract window to the version window alone (no backfill
+// ran, so that one stays open).
+func TestExtractWindowHeldForOldRelease(t *testing.T) {
+	ctx := context.Background()
+	rec := &cmdlog.Recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
+	insertPosts(t, db)
+	files := extractWindowFS()
+	files["0002_comments.yaml"].Data = []byte(strings.Replace(string(files["0002_comments.yaml"].Data),
+		"commentCount: {bsonType: [int, long]}}}\n", "commentCount: {bsonType: [int, long]}}}\n    upgrade:\n      - default: {commentCount: 0}\n", 1))
+	old := fstest.MapFS{"0001_posts.yaml": files["0001_posts.yaml"]}
+	reg, err := version.New(old, version.AllowMissingFuncs(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := release.Announce(ctx, db, reg, release.Options{Name: "1.0", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, db, files)
+	if _, err := r.UpTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migration.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := ms[0].Collection("posts").Validator
+	rec.Reset()
+	res, err := r.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHeld(t, res, "release 1.0")
+	vs := postsValidators(rec)
+	if len(vs) != 1 {
+		t.Fatalf("posts validators sent = %v; want the window alone", vs)
+	}
+	or, err := vs[0].LookupErr("$or")
+	if err != nil {
+		t.Fatalf("window = %s", vs[0])
+	}
+	branches, _ := or.Array().Values()
+	if len(branches) != 2 || !sameDoc(t, branches[1].Document(), s1) {
+		t.Fatalf("window = %s; want {$or: [<the version window>, S1]}", vs[0])
+	}
+	versionWindow := branches[0].Document()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset()
+	if res, err = r.Up(ctx); err != nil || res.Tightened == nil || len(res.Tightened.Held) != 0 {
+		t.Fatalf("up once the release is gone: %+v %v", res, err)
+	}
+	if vs := postsValidators(rec); len(vs) != 1 || string(vs[0]) != string(versionWindow) {
+		t.Fatalf("closing sent %v; want the version window %s", vs, versionWindow)
+	}
+	st, err := r.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := collStatus(st, "posts"); p.Window != "open" || len(p.ExtractWindows) != 0 {
+		t.Errorf("posts after the extract window closed: window %q, extract windows %+v", p.Window, p.ExtractWindows)
 	}
 }
