@@ -310,3 +310,27 @@ func (r *Runner) extractStatus(ctx context.Context, cs *CollectionStatus, top in
 	}
 	return out, nil
 }
+
+// downWindow is r.windowAt with the extract windows open as of top held
+// open: what down restores for a collection (at = the reverted
+// migration - 1) keeps the window of an extract below it (invariant 7;
+// the reverted migration's own is left out, its S_before is restored).
+func (r *Runner) downWindow(ctx context.Context, top int64) (func(coll string, at int64) bson.D, error) {
+	open := map[string][]window.Extract{}
+	for _, coll := range r.extractSources(top) {
+		xs, err := r.openExtracts(ctx, coll, top)
+		if err != nil {
+			return nil, err
+		}
+		open[coll] = xs
+	}
+	return func(coll string, at int64) bson.D {
+		var below []window.Extract
+		for _, x := range open[coll] {
+			if x.Version <= at {
+				below = append(below, x)
+			}
+		}
+		return r.window.WithExtracts(r.windowAt(coll, at), coll, below)
+	}, nil
+}

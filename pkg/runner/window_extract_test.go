@@ -358,3 +358,49 @@ func TestExtractWindowHeldForOldRelease(t *testing.T) {
 		t.Errorf("posts after the extract window closed: window %q, extract windows %+v", p.Window, p.ExtractWindows)
 	}
 }
+
+// TestExtractWindowKeptByLaterMigrations: while 0002's extract window is
+// open (a post holds comments), 0003's new posts schema is sent with it
+// ({$or: [S3, S1]}), and down of 0003 restores {$or: [S2, S1]}.
+func TestExtractWindowKeptByLaterMigrations(t *testing.T) {
+	ctx := context.Background()
+	rec := &cmdlog.Recorder{}
+	srv := sandboxtest.Start(t)
+	db := sandboxtest.Connect(t, srv.URI(), options.Client().SetMonitor(rec.Monitor())).Database("app")
+	insertPosts(t, db)
+	files := extractWindowFS()
+	files["0003_more.yaml"] = &fstest.MapFile{Data: []byte("collections:\n  posts:\n    validator:\n      $jsonSchema: {bsonType: object, required: [title, slug]}\n")}
+	ms, err := migration.Load(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2, s3 := ms[0].Collection("posts").Validator, ms[1].Collection("posts").Validator, ms[2].Collection("posts").Validator
+	r := newRunner(t, db, files)
+	runner.SetHook(r, func(point string, v int64, _ int) {
+		if point == "recorded" && v == 2 {
+			if err := pushComment(ctx, db, 2, "late"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if _, err := r.UpTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset()
+	res, err := r.Up(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHeld(t, res, "posts _id 2 still holds comments")
+	vs := postsValidators(rec)
+	if len(vs) != 2 || !sameDoc(t, vs[0], bson.D{{Key: "$or", Value: bson.A{s2, s1}}}) || !sameDoc(t, vs[1], bson.D{{Key: "$or", Value: bson.A{s3, s1}}}) {
+		t.Fatalf("posts validators sent = %v; want {$or: [S2, S1]}, then {$or: [S3, S1]}", vs)
+	}
+	rec.Reset()
+	if _, err := r.DownTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if vs := postsValidators(rec); len(vs) != 1 || !sameDoc(t, vs[0], bson.D{{Key: "$or", Value: bson.A{s2, s1}}}) {
+		t.Fatalf("down of 0003 sent %v; want {$or: [S2, S1]}", vs)
+	}
+}
