@@ -164,6 +164,9 @@ func validatorText(c runner.CollectionStatus) string {
 		}
 		s += " [" + strings.Join(bs, ", ") + "]"
 	}
+	for _, x := range c.ExtractWindows {
+		s += fmt.Sprintf(", extract window open (%04d run %d: %s)", x.Migration, x.Run, x.Array)
+	}
 	return s
 }
 

@@ -139,6 +139,28 @@ func (s *Source) validator(ctx context.Context, d *serverstate.Declared, top int
 	// own (docs/file-format.md: an omitted one keeps the server's): d keeps
 	// it empty, and Compare leaves it alone.
 	d.Validator = w
+	if err := s.versionValidator(ctx, d, top); err != nil {
+		return err
+	}
+	// An open extract window (internal/window, invariant 7) holds the
+	// schema before its migration beside whatever the version window gives.
+	open, err := s.Window.OpenExtracts(d.Name, top, func(x window.Extract) (bool, error) {
+		return s.State.RunWindowClosed(ctx, x.Version, x.Index)
+	})
+	if err != nil || len(open) == 0 {
+		return err
+	}
+	d.Validator = s.Window.WithExtracts(d.Validator, d.Name, open)
+	if d.Also != nil {
+		d.Also = s.Window.WithExtracts(d.Also, d.Name, open)
+	}
+	return nil
+}
+
+// versionValidator sets d's validator to the version window's plain
+// schema once it was closed, or offers it as an alternative once a
+// backfill proved it may be.
+func (s *Source) versionValidator(ctx context.Context, d *serverstate.Declared, top int64) error {
 	cv := s.Window.DocVersionAt(d.Name, top)
 	if cv == 0 {
 		return nil

@@ -33,9 +33,34 @@ type RunProgress struct {
 	// PassMoved is what the current pass moved or copied so far.
 	PassMoved int64 `bson:"passMoved"`
 	// Moved is what every pass moved or copied.
-	Moved     int64     `bson:"moved"`
-	Done      bool      `bson:"done"`
-	UpdatedAt time.Time `bson:"updatedAt"`
+	Moved int64 `bson:"moved"`
+	Done  bool  `bson:"done"`
+	// WindowClosed: the extract window of this operation was closed
+	// (internal/window, invariant 6). Written only by the runner, by
+	// [Store.MarkRunWindowClosed]; SaveRunProgress never writes it.
+	WindowClosed bool      `bson:"windowClosed,omitempty"`
+	UpdatedAt    time.Time `bson:"updatedAt"`
+}
+
+// MarkRunWindowClosed records that the extract window of operation index
+// of migration version was closed (fenced by the migration lock ctx
+// carries). Its progress document exists: the operation is done.
+func (s *Store) MarkRunWindowClosed(ctx context.Context, version int64, index int) error {
+	err := fenced(ctx, func() error {
+		_, err := s.c.UpdateOne(ctx, byID(RunKey(version, index)), bson.D{{Key: "$set", Value: bson.D{{Key: "windowClosed", Value: true}}}})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record that the validator window of run operation %d of migration %d closed: %w", index+1, version, err)
+	}
+	return nil
+}
+
+// RunWindowClosed reports whether the extract window of operation index
+// of migration version was closed.
+func (s *Store) RunWindowClosed(ctx context.Context, version int64, index int) (bool, error) {
+	p, err := s.RunProgressOf(ctx, version, index, "")
+	return p.WindowClosed, err
 }
 
 // RunKey is the _id of the progress of operation index of migration version.

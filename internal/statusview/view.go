@@ -62,6 +62,10 @@ type CollectionStatus struct {
 	// WindowBranches says, while the window is open, what each document
 	// version is checked against.
 	WindowBranches []WindowBranch `json:"windowBranches,omitempty"`
+	// ExtractWindows are the open extract windows (internal/window,
+	// invariant 5): the validator also accepts the schema in force before
+	// each one's migration, while parents may still hold the array.
+	ExtractWindows []ExtractWindow `json:"extractWindows,omitempty"`
 	// AboveCurrent counts the documents above CurrentVersion (with
 	// StatusOptions.Counts; with Check alone, 1 when there is any): a
 	// release newer than the applied migrations wrote them, or a backfill
@@ -145,4 +149,12 @@ type Anomaly struct {
 	// Versions are the versions found (unknown-version, with counts).
 	Versions []string `json:"versions,omitempty"`
 	Message  string   `json:"message"`
+}
+
+// ExtractWindow is one open extract window: the extract (run operation
+// Run, from 1, of migration Migration) of the collection's Array.
+type ExtractWindow struct {
+	Migration int64  `json:"migration"`
+	Run       int    `json:"run"`
+	Array     string `json:"array"`
 }

@@ -30,6 +30,10 @@
 //  4. Only the runner (its window.go) writes the window's flags
 //     (tightened, generation); the backfill writes progress and a proof
 //     conditional on the generation it read.
+//
+// An extract (pkg/reshape) changes no document version, so its parent
+// has a second window, keyed by the run operation rather than the
+// version: invariants 5 to 7 in extract.go.
 package window
 
 import (

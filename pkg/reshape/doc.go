@@ -90,6 +90,11 @@
 //     were derived with, so [ChildIDs] names each child and the reader
 //     returns it once. A parent without an epoch has no child at any _id
 //     [ChildIDs] gives its elements (but the kept first k).
+//     While a parent may still hold the array, pkg/runner keeps the
+//     parent's validator window open for the schema before the extract's
+//     migration (internal/window, invariants 5 to 7): it closes only
+//     after Done, a proof that no parent holds the array, and no older
+//     live release.
 //
 // Down re-embeds ([Revert]: extract's inverse, its progress stored beside
 // the operation's under "$run$<version>$<index>$down"):

@@ -143,12 +143,16 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 		return nil, err
 	}
 	dp := &downPlan{exists: exists}
+	restore, err := r.downWindow(ctx, st.Current) // window_extract.go
+	if err != nil {
+		return nil, err
+	}
 	for i := len(r.migrations) - 1; i >= 0; i-- {
 		m := r.migrations[i]
 		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
 			continue
 		}
-		cmds, unknown := downCommands(r.migrations, m, maps.Clone(exists), r.windowAt)
+		cmds, unknown := downCommands(r.migrations, m, maps.Clone(exists), restore)
 		if len(unknown) > 0 {
 			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
 				m.File, strings.Join(unknown, ", "))
@@ -287,7 +291,11 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
 	var opened []Command
 	for _, d := range t.downs {
-		if w := r.windowAt(d.coll, t.m.Version); w != nil {
+		w, err := r.withExtracts(ctx, d.coll, t.m.Version, r.windowAt(d.coll, t.m.Version))
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
 			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
 		}
 	}

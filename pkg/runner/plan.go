@@ -104,6 +104,11 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		if p.Tighten, p.HeldWindows, err = r.holdTightening(ctx, maxApplied(st.applied), p.Tighten); err != nil {
 			return nil, err
 		}
+		ex, exHeld, err := r.planExtractWindows(ctx, maxApplied(st.applied)) // window_extract.go
+		if err != nil {
+			return nil, err
+		}
+		p.Tighten, p.HeldWindows = append(p.Tighten, ex...), append(p.HeldWindows, exHeld...)
 		raise, err := r.planRaise(ctx, maxApplied(st.applied), p.Tighten) // constraint.go
 		if err != nil {
 			return nil, err

@@ -141,9 +141,13 @@ func (r *Runner) collectionStatus(ctx context.Context, ledger map[int64]LedgerEn
 	out := make([]CollectionStatus, 0, len(sorted))
 	for _, name := range sorted {
 		cs := statusview.Declared(name, r.migrations, ledger, r.registry.Current(name))
+		ex, err := r.extractStatus(ctx, &cs, maxApplied(ledger)) // window_extract.go
+		if err != nil {
+			return nil, err
+		}
 		if cs.Enforcement == EnforcementServer {
 			top := maxApplied(ledger)
-			serverEnforcement(&cs, held[name], r.windowAt(name, top), r.plainAt(name, top))
+			serverEnforcement(&cs, held[name], append(ex, r.windowAt(name, top), r.plainAt(name, top))...)
 		}
 		if counts {
 			docs, err := r.countVersions(ctx, name)

@@ -206,6 +206,11 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 		return nil, err
 	}
 	results = append(results, reopened...)
+	ex, err := r.closeExtractWindows(ctx, maxApplied(ledger)) // window_extract.go
+	results, clientSide, held = append(results, ex.results...), append(clientSide, ex.clientSide...), append(held, ex.held...)
+	if err != nil {
+		return nil, err
+	}
 	raised, err := r.raiseConstraints(ctx, maxApplied(ledger)) // constraint.go
 	results = append(results, raised...)
 	if len(results) == 0 && len(held) == 0 {

@@ -47,13 +47,19 @@ func (r *Runner) windowFor(ctx context.Context, coll string, v int64) (validator
 	cv := r.docVersionAt(coll, v)
 	w := r.windowAt(coll, v)
 	if cv == 0 || w == nil {
-		return w, false, nil
+		w, err := r.withExtracts(ctx, coll, v, w) // window_extract.go
+		return w, false, err
 	}
 	proven, err := r.provenNow(ctx, coll, cv)
-	if err != nil || proven {
-		return r.plainAt(coll, v), false, err
+	if err != nil {
+		return nil, false, err
 	}
-	return w, true, nil
+	if proven {
+		w, err := r.withExtracts(ctx, coll, v, r.plainAt(coll, v))
+		return w, false, err
+	}
+	w, err = r.withExtracts(ctx, coll, v, w)
+	return w, true, err
 }
 
 // provenNow reports whether the checkpoint of coll claims that no document
@@ -104,7 +110,11 @@ func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([
 			r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
 			continue
 		}
-		w := collModCommand(c.Collection, bson.D{{Key: "validator", Value: r.windowAt(c.Collection, top)}})
+		open, err := r.withExtracts(ctx, c.Collection, top, r.windowAt(c.Collection, top))
+		if err != nil {
+			return results, clientSide, err
+		}
+		w := collModCommand(c.Collection, bson.D{{Key: "validator", Value: open}})
 		res, cs, err := r.runAll(ctx, 0, "validator window", "up", []Command{w})
 		results, clientSide = append(results, res...), append(clientSide, cs...)
 		if err != nil {
@@ -149,7 +159,11 @@ func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEn
 		if !proven {
 			continue
 		}
-		cmd := collModCommand(name, bson.D{{Key: "validator", Value: r.plainAt(name, top)}})
+		plain, err := r.withExtracts(ctx, name, top, r.plainAt(name, top))
+		if err != nil {
+			return nil, err
+		}
+		cmd := collModCommand(name, bson.D{{Key: "validator", Value: plain}})
 		cmd.Tighten = true
 		cmds = append(cmds, cmd)
 	}
