@@ -242,7 +242,7 @@ func (r *Runner) extractHeld(ctx context.Context, x window.Extract, live []relea
 	}
 	if !p.Done {
 		return &HeldWindow{Collection: x.Op.From, Target: target,
-			Message: fmt.Sprintf("the validator window of %s stays open: %s is not done; `mongomig up` resumes it", x.Op.From, what)}, nil
+			Message: fmt.Sprintf("the validator window of %s stays open: %s is not done; a later up resumes it", x.Op.From, what)}, nil
 	}
 	id, found, err := r.parentHolding(ctx, x)
 	if err != nil || found {
