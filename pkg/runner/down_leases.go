@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
+	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -18,24 +18,6 @@ import (
 // stored under the collection's lease, so no new one appears meanwhile),
 // waiting the lock wait for a running backfill to stop. Every later backfill then finds
 // the target reverted and writes nothing.
-
-// revertedCollections lists the collections whose upgrades a down to
-// version to reverts, sorted.
-func (r *Runner) revertedCollections(to int64) []string {
-	var out []string
-	for _, m := range r.migrations {
-		if m.Version <= to {
-			continue
-		}
-		for _, c := range m.Collections {
-			if len(c.Upgrade) > 0 && !slices.Contains(out, c.Name) {
-				out = append(out, c.Name)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // holdBackfills runs fn holding the backfill and range leases of the
 // collections a down to version to reverts (see above), besides the
@@ -52,7 +34,7 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 			err = errors.Join(err, l.Release(context.WithoutCancel(ctx)))
 		}
 	}()
-	for _, coll := range r.revertedCollections(to) {
+	for _, coll := range downgradewalk.Reverted(r.migrations, to) {
 		plans, err := r.state.Plans(ctx, coll)
 		if err != nil {
 			return err
