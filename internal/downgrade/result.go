@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
 
@@ -95,3 +96,17 @@ func Downgraded(err error) *DowngradedDocuments {
 	}
 	return nil
 }
+
+// BackfillRunningError is a down refused, before anything changed,
+// because a backfill of a collection it reverts held its lease for longer
+// than the lock wait.
+type BackfillRunningError struct {
+	Collection string
+	Lease      *lease.TimeoutError
+}
+
+func (e *BackfillRunningError) Error() string {
+	return fmt.Sprintf("a backfill of %s is running (%v): down reverts its upgrades and waits for it to stop; nothing was reverted", e.Collection, e.Lease)
+}
+
+func (e *BackfillRunningError) Unwrap() error { return e.Lease }

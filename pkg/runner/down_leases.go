@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -78,13 +77,4 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 
 // BackfillRunningError is a down refused because a backfill of a
 // collection it reverts held its lease for longer than the lock wait.
-type BackfillRunningError struct {
-	Collection string
-	Lease      *LockTimeoutError
-}
-
-func (e *BackfillRunningError) Error() string {
-	return fmt.Sprintf("a backfill of %s is running (%v): down reverts its upgrades and waits for it to stop; nothing was reverted", e.Collection, e.Lease)
-}
-
-func (e *BackfillRunningError) Unwrap() error { return e.Lease }
+type BackfillRunningError = downgradewalk.BackfillRunningError
