@@ -1,7 +1,8 @@
 // Package cmddoc builds the command documents mongomig sends to change a
 // collection's schema (create, collMod, createIndexes, dropIndexes): those
 // that apply or revert a migration, exactly as sent, and what became of
-// them (results, the PartialError of a migration that failed part-way).
+// them (results, the PartialError of a migration that failed part-way,
+// the RevertStoppedError of a revert that stopped part-way).
 // It sends nothing: pkg/runner is the only sender of these commands.
 package cmddoc
 

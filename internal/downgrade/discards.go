@@ -2,6 +2,7 @@ package downgrade
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mongomig/mongomig/pkg/migration"
 )
@@ -30,4 +31,23 @@ func UnrestorableNote(d migration.Discard) string {
 	}
 	return fmt.Sprintf("%s:%d: %04d %s %s from %s (%s, upgrade step %d); down cannot restore them: documents upgraded past it lost that data",
 		migration.DisplayName(d.File), d.Pos.Line, d.Migration, verb, d.Path, d.Collection, d.Op, d.Step+1)
+}
+
+// Reverted lists, sorted, the collections whose upgrades a down to
+// version to reverts: those of the migrations of ms above to that upgrade
+// documents (the collections whose document pass a down may run).
+func Reverted(ms []*migration.Migration, to int64) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Version <= to {
+			continue
+		}
+		for _, c := range m.Collections {
+			if len(c.Upgrade) > 0 && !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,8 +1,13 @@
 package downgrade
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mongomig/mongomig/pkg/lease"
+	"github.com/mongomig/mongomig/pkg/migration"
 )
 
 // DocumentChange counts documents a down moved from one version to another.
@@ -61,3 +66,47 @@ func (e *DowngradeError) Error() string {
 	return fmt.Sprintf("cannot revert %s: %d %s documents are at version %d or above and the migration declares no downgrade for %s; add `downgrade:` steps to the file (allowed after applying: downgrades are not checksummed), or upgrade the code instead of reverting the schema; nothing was changed",
 		e.File, e.Count, e.Collection, e.Version, e.Collection)
 }
+
+// stopped carries [DowngradedDocuments] up to the interruption error the
+// runner builds (Downgraded).
+type stopped struct {
+	docs *DowngradedDocuments
+	err  error
+}
+
+func (e *stopped) Error() string { return e.err.Error() }
+func (e *stopped) Unwrap() error { return e.err }
+
+// Stopped wraps err, the error of a revert of m whose context was
+// cancelled after it downgraded docs (finished: every pass ended), so that
+// [Downgraded] finds them; other errors pass unchanged.
+func Stopped(ctx context.Context, m *migration.Migration, docs []DowngradeCount, finished bool, err error) error {
+	if ctx.Err() == nil || len(docs) == 0 {
+		return err
+	}
+	return &stopped{docs: &DowngradedDocuments{File: m.File, Version: m.Version, Collections: docs, Finished: finished}, err: err}
+}
+
+// Downgraded returns the documents an interrupted revert downgraded, if
+// err (from [Stopped]) says so.
+func Downgraded(err error) *DowngradedDocuments {
+	var s *stopped
+	if errors.As(err, &s) {
+		return s.docs
+	}
+	return nil
+}
+
+// BackfillRunningError is a down refused, before anything changed,
+// because a backfill of a collection it reverts held its lease for longer
+// than the lock wait.
+type BackfillRunningError struct {
+	Collection string
+	Lease      *lease.TimeoutError
+}
+
+func (e *BackfillRunningError) Error() string {
+	return fmt.Sprintf("a backfill of %s is running (%v): down reverts its upgrades and waits for it to stop; nothing was reverted", e.Collection, e.Lease)
+}
+
+func (e *BackfillRunningError) Unwrap() error { return e.Lease }

@@ -3,7 +3,9 @@
 // pkg/runner decides what to downgrade (the checks, the validator window,
 // the ledger) and calls [Documents] under the migration lock; what a
 // revert reports of its documents (DocumentChange, DowngradedDocuments,
-// DowngradeError) is here too.
+// carried by an interrupted revert's error: Stopped, Downgraded;
+// DowngradeError, and BackfillRunningError when a backfill of a collection
+// it reverts, Reverted, holds its lease) is here too.
 //
 // Invariants: every write is a guarded delta
 // ([version.Registry.DowngradeDeltaFor]: the fields the downgrade writes

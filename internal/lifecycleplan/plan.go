@@ -8,7 +8,9 @@
 // each with the features it needs (Command.Features) or the reason the
 // server cannot carry it out (Command.Refused). It sends nothing: the
 // runner refuses a plan with a refused command before sending anything,
-// and sends the rest under the migration lock.
+// and sends the rest under the migration lock. The same reading gives
+// status the lifecycle the server holds and the collections no file
+// declares (status.go).
 package lifecycleplan
 
 import (

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/ledger"
 	"github.com/mongomig/mongomig/internal/state"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/release"
 )
 
 // Declared is collection name's state as the applied migrations of ms
@@ -205,4 +207,16 @@ func Counts(list []MigrationStatus) (pending, drifted int) {
 		}
 	}
 	return pending, drifted
+}
+
+// HeldByReleases says in cs.NextUp that the window the next up would close
+// stays open while live releases that know only versions below cv (the
+// version cs's documents carry) still run.
+func HeldByReleases(cs *CollectionStatus, live []release.Release, cv int64) {
+	if !strings.HasPrefix(cs.NextUp, "closes the window of ") {
+		return
+	}
+	if behind := release.Behind(live, cs.Name, cv); len(behind) > 0 {
+		cs.NextUp = fmt.Sprintf("leaves the window of %s open while %s still running (it closes on an up once they are gone)", cs.Name, release.Names(behind, cs.Name))
+	}
 }

@@ -17,7 +17,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/internal/lifecycleplan"
@@ -53,97 +52,19 @@ func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[st
 	return lifecycleplan.StrictForConstraint(cmds), unknown
 }
 
-// withLowering puts, before the first command of cmds that sends a
-// validator to a collection the server holds at constraint (or prepared
-// for it), the collMod that lowers it to strict: the server refuses the
-// validator change otherwise. Only collections some migration declares
-// constraint for are looked up (mongomig raises no other), so a directory
-// without constraint reads nothing more. lowered (may be nil) are the
-// collections an earlier step of the same plan lowers already; it gains
-// those lowered here.
+// withLowering lowers, before cmds change their validators, the
+// collections the server holds at constraint (lifecycleplan's WithLowering).
 func (r *Runner) withLowering(ctx context.Context, cmds []Command, lowered map[string]bool) ([]Command, error) {
-	var srv map[string]serverColl
-	var out []Command
-	for _, c := range cmds {
-		if v, ok := sentValidator(c); ok && v != nil && c.Name == "collMod" && !lowered[c.Collection] && r.declaresConstraint(c.Collection) {
-			if srv == nil {
-				var err error
-				if srv, err = r.serverCollections(ctx); err != nil {
-					return nil, err
-				}
-			}
-			if lifecycle.HeldAtConstraint(srv[c.Collection].Options) {
-				out = append(out, collModCommand(c.Collection, lifecycle.LowerFields()))
-				if lowered != nil {
-					lowered[c.Collection] = true
-				}
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return r.planner().WithLowering(ctx, cmds, lowered)
 }
 
-// declaresConstraint reports whether some migration declares
-// validationLevel constraint for coll.
-func (r *Runner) declaresConstraint(coll string) bool {
-	for _, m := range r.migrations {
-		if c := m.Collection(coll); c != nil && c.ValidationLevel == migration.LevelConstraint {
-			return true
-		}
-	}
-	return false
-}
-
-// raiseCandidates are the collections up raises to constraint now: the
-// files declare constraint as of migration top, the server has it, the
-// window is closed (closing: or closes in this run), and the server holds
-// a validator at strict for it (not client-side, not at constraint yet).
+// raiseCandidates are the collections up raises to constraint now
+// (lifecycleplan's RaiseCandidates; closing: windows this run closes).
 func (r *Runner) raiseCandidates(ctx context.Context, top int64, closing map[string]bool) ([]string, error) {
-	var names []string
-	for _, name := range bsonx.CollectionsWithValidators(r.migrations) {
-		if lifecycle.ConstraintAt(r.migrations, name, top) && r.docVersionAt(name, top) > 0 {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	vs, err := r.validationSettings(ctx)
-	if err != nil || !vs.Constraint.Available {
-		return nil, err
-	}
-	srv, err := r.serverCollections(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, name := range names {
-		opts := srv[name].Options
-		if opts == nil || lifecycle.AtConstraint(opts) || opts.Lookup("validator").Type == 0 {
-			continue
-		}
-		if !closing[name] {
-			cp, err := r.readCheckpoint(ctx, name)
-			if err != nil {
-				return nil, err
-			}
-			if cp == nil || !cp.Tightened {
-				continue
-			}
-		}
-		out = append(out, name)
-	}
-	return out, nil
-}
-
-// raiseCommands are the two collMods that raise coll to constraint, in
-// the order the server requires.
-func raiseCommands(coll string) []Command {
-	prep := collModCommand(coll, lifecycle.PrepareFields())
-	raise := collModCommand(coll, lifecycle.RaiseFields())
-	prep.Tighten, raise.Tighten = true, true
-	return []Command{prep, raise}
+	return r.planner().RaiseCandidates(ctx, top, closing, r.docVersionAt, func(ctx context.Context, coll string) (bool, error) {
+		cp, err := r.readCheckpoint(ctx, coll)
+		return cp != nil && cp.Tightened, err
+	})
 }
 
 // planRaise is what up would send after tightening: tighten are the
@@ -156,7 +77,7 @@ func (r *Runner) planRaise(ctx context.Context, top int64, tighten []Command) ([
 	names, err := r.raiseCandidates(ctx, top, closing)
 	var cmds []Command
 	for _, n := range names {
-		cmds = append(cmds, raiseCommands(n)...)
+		cmds = append(cmds, lifecycleplan.RaiseCommands(n)...)
 	}
 	return cmds, err
 }
@@ -164,16 +85,7 @@ func (r *Runner) planRaise(ctx context.Context, top int64, tighten []Command) ([
 // ConstraintError is up failing to raise a collection to constraint after
 // its window closed: the collection stays strict, with the plain schema in
 // force.
-type ConstraintError struct {
-	Collection string
-	Err        error
-}
-
-func (e *ConstraintError) Error() string {
-	return fmt.Sprintf("%s: the validator window is closed (the plain schema in force, validationLevel strict), but the server refused validationLevel constraint: %v; the collection stays strict and the next up tries again: fix what the server names (a document its validator refuses), or declare strict", e.Collection, e.Err)
-}
-
-func (e *ConstraintError) Unwrap() error { return e.Err }
+type ConstraintError = lifecycleplan.ConstraintError
 
 // raiseConstraints raises, after the windows of this run closed, the
 // collections that declare constraint (see raiseCandidates). When the
@@ -186,7 +98,7 @@ func (r *Runner) raiseConstraints(ctx context.Context, top int64) ([]CommandResu
 	}
 	var results []CommandResult
 	for _, name := range names {
-		res, _, err := r.runAll(ctx, 0, "validator window", "up", raiseCommands(name))
+		res, _, err := r.runAll(ctx, 0, "validator window", "up", lifecycleplan.RaiseCommands(name))
 		results = append(results, res...)
 		if err != nil {
 			if len(res) > 0 { // prepared, not raised: clear the flag

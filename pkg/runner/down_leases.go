@@ -3,9 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 
+	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -18,24 +17,6 @@ import (
 // stored under the collection's lease, so no new one appears meanwhile),
 // waiting the lock wait for a running backfill to stop. Every later backfill then finds
 // the target reverted and writes nothing.
-
-// revertedCollections lists the collections whose upgrades a down to
-// version to reverts, sorted.
-func (r *Runner) revertedCollections(to int64) []string {
-	var out []string
-	for _, m := range r.migrations {
-		if m.Version <= to {
-			continue
-		}
-		for _, c := range m.Collections {
-			if len(c.Upgrade) > 0 && !slices.Contains(out, c.Name) {
-				out = append(out, c.Name)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // holdBackfills runs fn holding the backfill and range leases of the
 // collections a down to version to reverts (see above), besides the
@@ -52,7 +33,7 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 			err = errors.Join(err, l.Release(context.WithoutCancel(ctx)))
 		}
 	}()
-	for _, coll := range r.revertedCollections(to) {
+	for _, coll := range downgradewalk.Reverted(r.migrations, to) {
 		plans, err := r.state.Plans(ctx, coll)
 		if err != nil {
 			return err
@@ -96,13 +77,4 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 
 // BackfillRunningError is a down refused because a backfill of a
 // collection it reverts held its lease for longer than the lock wait.
-type BackfillRunningError struct {
-	Collection string
-	Lease      *LockTimeoutError
-}
-
-func (e *BackfillRunningError) Error() string {
-	return fmt.Sprintf("a backfill of %s is running (%v): down reverts its upgrades and waits for it to stop; nothing was reverted", e.Collection, e.Lease)
-}
-
-func (e *BackfillRunningError) Unwrap() error { return e.Lease }
+type BackfillRunningError = downgradewalk.BackfillRunningError

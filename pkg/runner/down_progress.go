@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
@@ -11,34 +10,12 @@ import (
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
-// downgradeStop carries [DowngradedDocuments] up to [interrupted].
-type downgradeStop struct {
-	docs *DowngradedDocuments
-	err  error
-}
-
-func (e *downgradeStop) Error() string { return e.err.Error() }
-func (e *downgradeStop) Unwrap() error { return e.err }
-
-// stoppedDowngrading wraps err, the error of a revert of m whose context
-// was cancelled after it downgraded docs (finished: every pass ended), so
-// that the InterruptedError says so; other errors pass unchanged.
-func stoppedDowngrading(ctx context.Context, m *migration.Migration, docs []DowngradeCount, finished bool, err error) error {
-	if ctx.Err() == nil || len(docs) == 0 {
-		return err
-	}
-	return &downgradeStop{docs: &DowngradedDocuments{File: m.File, Version: m.Version, Collections: docs, Finished: finished}, err: err}
-}
-
-// downgradedBy returns the documents an interrupted revert downgraded, if
-// err says so.
-func downgradedBy(err error) *DowngradedDocuments {
-	var s *downgradeStop
-	if errors.As(err, &s) {
-		return s.docs
-	}
-	return nil
-}
+// stoppedDowngrading wraps a cancelled revert's error with the documents
+// it downgraded, which [interrupted] finds with downgradedBy (internal/downgrade).
+var (
+	stoppedDowngrading = downgradewalk.Stopped
+	downgradedBy       = downgradewalk.Downgraded
+)
 
 // downProgress counts the documents of one collection a revert has
 // downgraded and reports them after every batch.

@@ -70,14 +70,8 @@ func (r *Runner) backfillOf(ctx context.Context, cs *CollectionStatus) error {
 			b.Resumable = true
 		}
 	}
-	if cs.Documents != nil {
-		var n int64
-		for _, d := range cs.Documents {
-			if d.Invalid != "" || d.Version < cs.CurrentVersion {
-				n += d.Count
-			}
-		}
-		b.Remaining = &n
+	if n := statusview.Remaining(cs); n != nil {
+		b.Remaining = n
 	}
 	cs.Backfill = b
 	return nil
@@ -106,21 +100,15 @@ func (r *Runner) queriedAnomalies(ctx context.Context, cs *CollectionStatus) err
 		}
 		return 0, fmt.Errorf("look for %s documents %s: %w", cs.Name, what, err)
 	}
+	belowFilter, unknownFilter := statusview.AnomalyFilters(r.registry, cs)
 	var below int64
-	if cs.Window == "closed" {
+	if belowFilter != nil {
 		var err error
-		if below, err = one(r.registry.VersionBelow(cs.CurrentVersion), fmt.Sprintf("below version %d", cs.CurrentVersion)); err != nil {
+		if below, err = one(belowFilter, fmt.Sprintf("below version %d", cs.CurrentVersion)); err != nil {
 			return err
 		}
 	}
-	// Not at a known version up to the current one, nor above it.
-	nor := bson.A{r.registry.VersionAtLeast(cs.CurrentVersion + 1)}
-	for _, v := range r.registry.Versions(cs.Name) {
-		if v <= cs.CurrentVersion {
-			nor = append(nor, r.registry.VersionIs(v))
-		}
-	}
-	unknown, err := one(bson.D{{Key: "$nor", Value: nor}}, "at a version no file knows")
+	unknown, err := one(unknownFilter, "at a version no file knows")
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,8 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
-	"github.com/mongomig/mongomig/pkg/release"
+	"github.com/mongomig/mongomig/internal/statusview"
 )
 
 // releasesOf sets st.Releases and says, in each collection's NextUp, that
@@ -25,14 +23,7 @@ func (r *Runner) releasesOf(ctx context.Context, st *Status) error {
 	}
 	top := maxApplied(st.applied)
 	for i := range st.Collections {
-		cs := &st.Collections[i]
-		if !strings.HasPrefix(cs.NextUp, "closes the window of ") {
-			continue
-		}
-		cv := r.docVersionAt(cs.Name, top)
-		if behind := release.Behind(live, cs.Name, cv); len(behind) > 0 {
-			cs.NextUp = fmt.Sprintf("leaves the window of %s open while %s still running (it closes on an up once they are gone)", cs.Name, release.Names(behind, cs.Name))
-		}
+		statusview.HeldByReleases(&st.Collections[i], live, r.docVersionAt(st.Collections[i].Name, top))
 	}
 	return nil
 }

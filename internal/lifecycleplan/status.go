@@ -1,11 +1,12 @@
-package runner
+package lifecycleplan
 
 // What status shows of each collection's lifecycle (docs/cli.md, status):
 // the views the applied migrations declare with what they read, capped
 // collections with their limits, the TTL and hidden indexes as the server
 // holds them, and the validationLevel the server holds where the files ask
 // for constraint (or the server holds it, or is prepared for it). Read
-// from listCollections and listIndexes; status only reads.
+// from listCollections and listIndexes, as a plan reads them; status only
+// reads.
 
 import (
 	"context"
@@ -83,27 +84,27 @@ func lifecycleNames(ms []*migration.Migration, current int64) []string {
 	return out
 }
 
-// collectionLifecycle is the lifecycle state of the collections the
-// applied migrations (up to current) declare one for.
-func (r *Runner) collectionLifecycle(ctx context.Context, current int64) ([]CollectionLifecycle, error) {
-	names := lifecycleNames(r.migrations, current)
+// Lifecycle is the lifecycle state of the collections the applied
+// migrations (up to current) declare one for.
+func (p *Planner) Lifecycle(ctx context.Context, current int64) ([]CollectionLifecycle, error) {
+	names := lifecycleNames(p.Migrations, current)
 	if len(names) == 0 {
 		return nil, nil
 	}
-	srv, err := r.serverCollections(ctx)
+	srv, err := p.ServerCollections(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []CollectionLifecycle
 	for _, name := range names {
 		s, ok := srv[name]
-		cl := CollectionLifecycle{Name: name, DeclaredConstraint: lifecycle.ConstraintAt(r.migrations, name, current)}
+		cl := CollectionLifecycle{Name: name, DeclaredConstraint: lifecycle.ConstraintAt(p.Migrations, name, current)}
 		if !ok {
 			out = append(out, cl)
 			continue
 		}
 		cl.Type = s.Type
-		if err := r.fillLifecycle(ctx, &cl, s); err != nil {
+		if err := p.fillLifecycle(ctx, &cl, s); err != nil {
 			return nil, err
 		}
 		out = append(out, cl)
@@ -111,11 +112,11 @@ func (r *Runner) collectionLifecycle(ctx context.Context, current int64) ([]Coll
 	return out, nil
 }
 
-func (r *Runner) fillLifecycle(ctx context.Context, cl *CollectionLifecycle, s serverColl) error {
+func (p *Planner) fillLifecycle(ctx context.Context, cl *CollectionLifecycle, s ServerColl) error {
 	if s.Type == "view" {
 		cl.ViewOn, _ = s.Options.Lookup("viewOn").StringValueOK()
-		if p, err := s.Options.LookupErr("pipeline"); err == nil {
-			if b, err := bson.MarshalExtJSON(bson.D{{Key: "p", Value: p}}, false, false); err == nil {
+		if pl, err := s.Options.LookupErr("pipeline"); err == nil {
+			if b, err := bson.MarshalExtJSON(bson.D{{Key: "p", Value: pl}}, false, false); err == nil {
 				cl.Pipeline = bsonx.ExtJSON(b[len(`{"p":`) : len(b)-1])
 			}
 		}
@@ -127,7 +128,7 @@ func (r *Runner) fillLifecycle(ctx context.Context, cl *CollectionLifecycle, s s
 		cl.ValidationLevel = bsonx.OrDefault(lookupString(s.Options, "validationLevel"), "strict")
 		cl.Prepared, _ = s.Options.Lookup("prepareConstraintValidationLevel").BooleanOK()
 	}
-	cur, err := r.db.Collection(cl.Name).Indexes().List(ctx)
+	cur, err := p.DB.Collection(cl.Name).Indexes().List(ctx)
 	if err != nil {
 		return fmt.Errorf("list the indexes of %s: %w", cl.Name, err)
 	}
@@ -155,4 +156,21 @@ func lookupString(doc bson.Raw, key string) string {
 	}
 	s, _ := doc.Lookup(key).StringValueOK()
 	return s
+}
+
+// Undeclared lists the database's collections no migration file declares
+// (under collections:, or as a run-once operation's collection), other
+// than mongomig's own (mongomig_*, and own: the ledger and lock
+// collections whatever their configured names), the server's (system.*),
+// and the members of the families the files declare.
+func (p *Planner) Undeclared(ctx context.Context, own []string) ([]lifecycle.UndeclaredCollection, error) {
+	specs, err := p.DB.ListCollectionSpecifications(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	listed := make([]lifecycle.Listed, len(specs))
+	for i, sp := range specs {
+		listed[i] = lifecycle.Listed{Name: sp.Name, Type: sp.Type}
+	}
+	return lifecycle.Undeclared(p.Migrations, own, listed), nil
 }
