@@ -39,7 +39,7 @@ type Status struct {
 	// declare, with their members (status_lifecycle.go).
 	Buckets []FamilyMembers `json:"buckets,omitempty"`
 	// Lifecycle is the lifecycle state of the collections and views the
-	// applied migrations declare one for (status_lifecycle_colls.go).
+	// applied migrations declare one for (internal/lifecycleplan/status.go).
 	Lifecycle []CollectionLifecycle `json:"lifecycle,omitempty"`
 	// Undeclared are the collections no migration declares.
 	Undeclared []UndeclaredCollection `json:"undeclared"`
