@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -169,12 +170,12 @@ func probeKeywords(ctx context.Context, db *mongo.Database, validators Capabilit
 		if answers[i] == "" {
 			continue
 		}
-		alone, err := tryKeywords(ctx, db, []keywordCase{c})
+		answer, err := tryAlone(ctx, db, c)
 		if err != nil {
 			return KeywordSupport{}, err
 		}
-		if alone[0] != "" {
-			found = append(found, KeywordAnswer{Keyword: c.name, Answer: alone[0]})
+		if answer != "" {
+			found = append(found, KeywordAnswer{Keyword: c.name, Answer: answer})
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool {
@@ -193,6 +194,40 @@ func probeKeywords(ctx context.Context, db *mongo.Database, validators Capabilit
 	}
 	ks.Answers = found
 	return ks, nil
+}
+
+// aloneAttempts is how many times a keyword is tried alone before it is
+// found unsupported.
+const aloneAttempts = 3
+
+// tryAlone tries c alone until its documents fare as on MongoDB, at most
+// aloneAttempts times, and returns the last answer ("": supported). A
+// server may apply a collMod's validator to writes on other connections a
+// little later (the second test server, whose catalogue is cached per
+// backend, was seen to refuse a keyword once in a run and accept it in
+// every other): a write checked against the validator before it was
+// changed can only make a keyword look unsupported (each case has a field
+// of its own, which the previous validator leaves unchecked), never
+// supported, so one attempt that fares as on MongoDB settles it.
+func tryAlone(ctx context.Context, db *mongo.Database, c keywordCase) (string, error) {
+	var answer string
+	for attempt := range aloneAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+			}
+		}
+		alone, err := tryKeywords(ctx, db, []keywordCase{c})
+		if err != nil {
+			return "", err
+		}
+		if answer = alone[0]; answer == "" {
+			return "", nil
+		}
+	}
+	return answer, nil
 }
 
 func isTypeCase(name string) bool { return strings.HasPrefix(name, "bsonType: ") }
