@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,8 +57,31 @@ func TestMain(m *testing.M) {
 //	insert COLL FILE     insert FILE's Extended JSON documents (one a line) into COLL of $MONGOMIG_URI
 //	count COLL FILTER N  require N documents of COLL of $MONGOMIG_URI to match FILTER (Extended JSON)
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	files, _ := filepath.Glob("testdata/script/*.txtar")
+	files = slices.DeleteFunc(files, isServerScript)
+	testscript.Run(t, scriptParams(files))
+}
+
+// TestScriptsMongoDB runs the scripts written for a real server
+// (*_mongodb.txtar, guarded by [testserver]) on the server of
+// MONGOMIG_TEST_URI: named ...MongoDB so that the second server's run
+// (-run MongoDB) selects them.
+func TestScriptsMongoDB(t *testing.T) {
+	if os.Getenv("MONGOMIG_TEST_URI") == "" {
+		t.Skip("MONGOMIG_TEST_URI is not set: the *_mongodb.txtar scripts need a server with TTL indexes, views and validators (TestScripts runs the sandbox's)")
+	}
+	files, _ := filepath.Glob("testdata/script/*_mongodb.txtar")
+	if len(files) == 0 {
+		t.Fatal("no testdata/script/*_mongodb.txtar")
+	}
+	testscript.Run(t, scriptParams(files))
+}
+
+func isServerScript(name string) bool { return strings.HasSuffix(name, "_mongodb.txtar") }
+
+func scriptParams(files []string) testscript.Params {
+	return testscript.Params{
+		Files:               files,
 		RequireExplicitExec: false,
 		Condition:           scriptCondition,
 		Setup: func(env *testscript.Env) error {
@@ -87,7 +111,7 @@ func TestScripts(t *testing.T) {
 			"count":      cmdCount,
 			"testserver": cmdTestServer,
 		},
-	})
+	}
 }
 
 func cmdCode(ts *testscript.TestScript, neg bool, args []string) {
