@@ -59,6 +59,11 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/script/*.txtar")
 	files = slices.DeleteFunc(files, isServerScript)
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "\ntestserver") {
+			t.Errorf("%s uses testserver but is not named *_mongodb.txtar: TestScriptsMongoDB (the second server's run) would never run it", f)
+		}
+	}
 	testscript.Run(t, scriptParams(files))
 }
 
