@@ -9,7 +9,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -106,17 +105,9 @@ func (o *operation) copy(ctx context.Context) error {
 		o.p.Pass = 1
 	}
 	for {
-		filter := bson.D{}
-		if o.p.LastID != nil {
-			filter = bsonx.AfterID(o.p.LastID, o.ferretDB)
-		}
-		cur, err := src.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(o.opts.Batch)))
+		docs, err := o.nextBatch(ctx, src, nil, nil)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", o.op.From, err)
-		}
-		var docs []bson.Raw
-		if err := cur.All(ctx, &docs); err != nil {
-			return fmt.Errorf("read %s: %w", o.op.From, err)
+			return err
 		}
 		if len(docs) == 0 {
 			o.summary = fmt.Sprintf("copied %s into %s (%d documents)", o.op.From, o.op.To, o.p.Moved)

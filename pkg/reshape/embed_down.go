@@ -59,19 +59,10 @@ func (o *operation) unembed(ctx context.Context, r *OpResult) error {
 		o.p.Pass = 1
 	}
 	for {
-		filter := holdingCopy(e)
-		if o.p.LastID != nil {
-			filter = bson.D{{Key: "$and", Value: bson.A{filter, bsonx.AfterID(o.p.LastID, o.ferretDB)}}}
-		}
 		o.hook("reshape.down.read", int(o.p.Moved))
-		cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
-			SetLimit(int64(o.opts.Batch)).SetProjection(embedProjection(e)))
+		docs, err := o.nextBatch(ctx, coll, holdingCopy(e), embedProjection(e))
 		if err != nil {
-			return fmt.Errorf("read %s: %w", e.Into, err)
-		}
-		var docs []bson.Raw
-		if err := cur.All(ctx, &docs); err != nil {
-			return fmt.Errorf("read %s: %w", e.Into, err)
+			return err
 		}
 		if len(docs) == 0 {
 			break

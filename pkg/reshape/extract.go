@@ -76,12 +76,8 @@ func (o *operation) extractPass(ctx context.Context) error {
 		return err
 	}
 	for {
-		filter := withElements(x)
-		if o.p.LastID != nil {
-			filter = bson.D{{Key: "$and", Value: bson.A{filter, bsonx.AfterID(o.p.LastID, o.ferretDB)}}}
-		}
 		o.hook("reshape.read", int(o.p.Moved))
-		docs, err := o.readParents(ctx, parents, filter)
+		docs, err := o.nextBatch(ctx, parents, withElements(x), parentProjection(x))
 		if err != nil || len(docs) == 0 {
 			return err
 		}
@@ -117,20 +113,6 @@ func (o *operation) anyChild(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("read %s: %w", o.op.Extract.To, err)
 	}
 	return true, nil
-}
-
-func (o *operation) readParents(ctx context.Context, coll *mongo.Collection, filter bson.D) ([]bson.Raw, error) {
-	x := o.op.Extract
-	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
-		SetLimit(int64(o.opts.Batch)).SetProjection(parentProjection(x)))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", x.From, err)
-	}
-	var docs []bson.Raw
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("read %s: %w", x.From, err)
-	}
-	return docs, nil
 }
 
 // moveParent moves one parent's elements (rule 5): the children first,

@@ -53,19 +53,10 @@ func (o *operation) reembedPass(ctx context.Context) (left int64, err error) {
 	x := o.op.Extract
 	seen := map[string]bool{} // the parents this pass embedded into
 	for {
-		filter := bson.D{}
-		if o.p.LastID != nil {
-			filter = bsonx.AfterID(o.p.LastID, o.ferretDB)
-		}
 		o.hook("reshape.down.read", int(o.p.Moved))
-		cur, err := o.db.Collection(x.To).Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
-			SetLimit(int64(o.opts.Batch)).SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: x.Ref, Value: 1}}))
+		docs, err := o.nextBatch(ctx, o.db.Collection(x.To), nil, bson.D{{Key: "_id", Value: 1}, {Key: x.Ref, Value: 1}})
 		if err != nil {
-			return left, fmt.Errorf("read %s: %w", x.To, err)
-		}
-		var docs []bson.Raw
-		if err := cur.All(ctx, &docs); err != nil {
-			return left, fmt.Errorf("read %s: %w", x.To, err)
+			return left, err
 		}
 		if len(docs) == 0 {
 			return left, nil
