@@ -14,7 +14,7 @@ func (r *Runner) acceptDrift(ctx context.Context) error {
 	if !r.cfg.allowDrift {
 		return nil
 	}
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return err
 	}

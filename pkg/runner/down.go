@@ -26,7 +26,7 @@ var ErrPartway = errors.New("documents partway through a backfill")
 
 // Down reverts the last applied migration.
 func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ type downgrade struct {
 // anything, and returns what to do. PlanDown runs the same checks, so a dry
 // run refuses exactly what down would.
 func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -35,25 +35,6 @@ func SettingText(value string, from int64, source string) string {
 	return serverstate.SettingText(value, from, source)
 }
 
-// declaredSettings returns the level and action the migrations up to at
-// (applied ones only when applied is not nil) declare for coll, with the
-// migrations that declared them (0: none).
-func (r *Runner) declaredSettings(coll string, at int64, applied map[int64]LedgerEntry) (level string, levelFrom int64, action string, actionFrom int64) {
-	var isApplied func(int64) bool
-	if applied != nil {
-		isApplied = func(v int64) bool { _, ok := applied[v]; return ok }
-	}
-	return serverstate.DeclaredSettings(r.migrations, coll, at, isApplied)
-}
-
-// effectiveOf sets where cs's level and action come from.
-func (r *Runner) effectiveOf(cs *CollectionStatus, applied map[int64]LedgerEntry) {
-	if cs.ValidatorFrom == 0 {
-		return
-	}
-	_, cs.LevelFrom, _, cs.ActionFrom = r.declaredSettings(cs.Name, maxApplied(applied), applied)
-}
-
 // planSettings puts in p the effective level and action of every
 // collection whose validator a planned migration sends.
 func (r *Runner) planSettings(ctx context.Context, p *Plan) error {

@@ -50,20 +50,3 @@ func (r *Runner) Mark(ctx context.Context, v int64, applied bool, reason string)
 
 // Marks lists the marks recorded, oldest first.
 func (r *Runner) Marks(ctx context.Context) ([]Mark, error) { return r.ledger.Marks(ctx) }
-
-// marksOf sets st's marks and each migration's mark.
-func (r *Runner) marksOf(ctx context.Context, st *Status) error {
-	marks, err := r.Marks(ctx)
-	if err != nil {
-		return err
-	}
-	if len(marks) > 0 {
-		st.Marks = marks
-	}
-	for i, m := range st.Migrations {
-		if e, ok := st.applied[m.Version]; ok && e.Marked != nil {
-			st.Migrations[i].Marked = e.Marked
-		}
-	}
-	return nil
-}

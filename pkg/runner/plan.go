@@ -61,7 +61,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	if err := r.planner().RefuseSettings(ctx, pending); err != nil { // validation81.go
 		return nil, err
 	}
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -87,11 +87,3 @@ func (r *Runner) readBack(ctx context.Context, c Command) (CommandResult, error)
 	return CommandResult{Command: c, Outcome: OutcomeClientSide,
 		Note: what + ": the server does not enforce this validator; it is enforced client-side only"}, nil
 }
-
-// serverEnforcement sets cs's enforcement, level and action from what the
-// server holds (h), for a collection the ledger says the server enforces;
-// expected are the validators the applied migrations may have left on it.
-func serverEnforcement(cs *CollectionStatus, h serverstate.Collection, expected ...bson.D) {
-	e := serverstate.CheckEnforced(cs.Name, h, cs.Level, cs.Action, expected...)
-	cs.Enforcement, cs.EnforcementNote, cs.Level, cs.Action = e.Enforcement, e.Note, e.Level, e.Action
-}

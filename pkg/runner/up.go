@@ -234,7 +234,7 @@ func (r *Runner) migrationByVersion(v int64) *migration.Migration {
 // pending checks the ledger against the files and returns what Up would
 // apply, in order.
 func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration, error) {
-	st, err := r.status(ctx, false)
+	st, err := r.status(ctx)
 	if err != nil {
 		return nil, err
 	}
