@@ -59,8 +59,8 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 	if main == nil || len(taken) == 0 {
 		return fn(ctx)
 	}
-	main.also = taken
-	defer func() { main.also = nil }()
+	main.Also = taken
+	defer func() { main.Also = nil }()
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for _, l := range taken {

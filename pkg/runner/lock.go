@@ -2,13 +2,11 @@ package runner
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/internal/runlock"
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
@@ -39,123 +37,30 @@ type LockTimeoutError = lease.TimeoutError
 // [lease.ErrLost].
 var ErrLockLost = lease.ErrLost
 
-// held is the lease a run's context carries (see [Runner.withLockWait]).
-type held struct {
-	*lease.Held
-	// txn: ledger writes run in a transaction with the lease's token.
-	txn bool
-	// also are leases held besides this one while it is (a down's
-	// backfill leases, see holdBackfills): Fence checks them too.
-	also []lease.Locker
-	// takenOver is the expired holder this acquisition removed, if any
-	// (see reassert.go).
-	takenOver *lease.Info
-}
-
-// Fence returns nil only while this lease and those held with it are
-// provably held.
-func (h *held) Fence(ctx context.Context) error {
-	if err := h.Held.Fence(ctx); err != nil {
-		return err
-	}
-	for _, l := range h.also {
-		if err := l.Fence(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// held is the lease a run's context carries (internal/runlock: the
+// ledger's transaction and the leases held with it).
+type held = runlock.Held
 
 // fence checks, before a write, the lease the context holds; without one
 // it allows the write.
 func fence(ctx context.Context) error { return lease.Fence(ctx) }
-
-// TransactLedger runs a ledger write in a transaction with the lease's
-// token where the server has them (see [ledger.Transactor]), after
-// fencing the leases held with it.
-func (h *held) TransactLedger(ctx context.Context, write func(ctx context.Context) error) (bool, error) {
-	if !h.txn {
-		return false, nil
-	}
-	for _, o := range h.also {
-		if err := o.Fence(ctx); err != nil {
-			return true, err
-		}
-	}
-	return true, h.Transact(ctx, write)
-}
 
 // serverTime asks the server for its clock (see [lease.ServerTime]).
 func serverTime(ctx context.Context, db *mongo.Database) (time.Time, error) {
 	return lease.ServerTime(ctx, db)
 }
 
-// leaseEvents turns the lease's events into the runner's.
-func (r *Runner) leaseEvents(e lease.Event) {
-	holder := ""
-	if e.Holder != nil {
-		holder = e.Holder.Holder()
-	}
-	switch e.Kind {
-	case lease.EventWaiting:
-		r.cfg.log.Log(events.LockWaiting{Lease: e.Name, Holder: holder, Text: e.Message})
-	case lease.EventTakenOver:
-		r.cfg.log.Log(events.LockTakenOver{Lease: e.Name, Holder: holder, Text: e.Message})
-	case lease.EventAcquired:
-		r.cfg.log.Log(events.LockAcquired{Lease: e.Name, Text: e.Message})
-	case lease.EventReleased:
-		r.cfg.log.Log(events.LockReleased{Lease: e.Name, Text: e.Message})
-	}
-}
-
-// acquire takes the lease id, waiting at most wait for a live holder (0:
-// one attempt, a *LockTimeoutError if the lease is held). For the
-// migration lock it also learns whether ledger writes can be tied to the
-// lease by a transaction, and says so once when they cannot.
+// acquire takes the lease id, waiting at most wait for a live holder
+// ([runlock.Locks.Acquire]).
 func (r *Runner) acquire(ctx context.Context, id string, wait time.Duration) (*held, error) {
-	var takenOver *lease.Info
-	onEvent := func(e lease.Event) {
-		if e.Kind == lease.EventTakenOver {
-			takenOver = e.Holder
-		}
-		r.leaseEvents(e)
-	}
-	h, err := lease.Acquire(ctx, r.db.Collection(r.cfg.lock), id, lease.Options{Lease: r.cfg.lease, Wait: wait, Owner: r.cfg.owner, Command: leaseCommand(ctx, id), Events: onEvent})
-	if err != nil {
-		return nil, err
-	}
-	if id != lockID {
-		return &held{Held: h}, nil
-	}
-	txn := r.cfg.forceTransactions
-	if !txn {
-		if txn, err = lease.Transactions(ctx, r.db); err != nil {
-			return nil, errors.Join(err, h.Release(ctx))
-		}
-	}
-	if !txn {
-		r.cfg.log.Log(events.LedgerFenceOnly{})
-	}
-	return &held{Held: h, txn: txn, takenOver: takenOver}, nil
+	l := runlock.Locks{DB: r.db, Coll: r.db.Collection(r.cfg.lock), Lease: r.cfg.lease, Owner: r.cfg.owner, ForceTransactions: r.cfg.forceTransactions, Log: r.cfg.log}
+	return l.Acquire(ctx, id, wait)
 }
-
-type commandKey struct{}
 
 // withCommand names, for the lease's holder, the command that takes the
-// migration lock (up or down).
+// migration lock.
 func withCommand(ctx context.Context, cmd string) context.Context {
-	return context.WithValue(ctx, commandKey{}, cmd)
-}
-
-// leaseCommand is what a lease's document says its holder runs.
-func leaseCommand(ctx context.Context, id string) string {
-	if cmd, ok := ctx.Value(commandKey{}).(string); ok {
-		return cmd
-	}
-	if strings.HasPrefix(id, "backfill:") {
-		return "backfill"
-	}
-	return ""
+	return runlock.WithCommand(ctx, cmd)
 }
 
 // withLock runs fn holding the migration lock or a backfill lease. fn's

@@ -18,25 +18,18 @@ import (
 	"fmt"
 
 	"github.com/mongomig/mongomig/internal/declared"
+	"github.com/mongomig/mongomig/internal/runlock"
 	"github.com/mongomig/mongomig/pkg/events"
-	"github.com/mongomig/mongomig/pkg/lease"
 )
 
 // reassertAfterTakeover checks the declared state when the migration lock
 // ctx carries was taken over from an expired holder.
 func (r *Runner) reassertAfterTakeover(ctx context.Context) error {
-	l := lockOf(ctx)
-	if l == nil || l.takenOver == nil {
+	l := runlock.Of(ctx)
+	if l == nil || l.TakenOver == nil {
 		return nil
 	}
-	return r.reassert(ctx, "this process took over the expired migration lock of "+l.takenOver.Holder()+", which may have sent commands after it lost it")
-}
-
-// lockOf is the lease ctx carries when it is one of the runner's.
-func lockOf(ctx context.Context) *held {
-	l, _ := lease.From(ctx)
-	h, _ := l.(*held)
-	return h
+	return r.reassert(ctx, "this process took over the expired migration lock of "+l.TakenOver.Holder()+", which may have sent commands after it lost it")
 }
 
 // afterLateSend follows a run whose err says one of its commands was sent
