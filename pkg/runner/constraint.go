@@ -37,14 +37,13 @@ func WithValidationSettings(vs *probe.ValidationSettings) Option {
 // validationSettings are the server's validation settings: given by
 // [WithValidationSettings], else probed once (in a scratch database).
 func (r *Runner) validationSettings(ctx context.Context) (*probe.ValidationSettings, error) {
-	if r.cfg.validation == nil {
+	return r.validation.get(func() (*probe.ValidationSettings, error) {
 		vs, err := probe.ProbeValidationSettings(ctx, r.db)
 		if err != nil {
 			return nil, fmt.Errorf("probe the server's validation settings: %w", err)
 		}
-		r.cfg.validation = vs
-	}
-	return r.cfg.validation, nil
+		return vs, nil
+	})
 }
 
 func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) ([]Command, []string) {

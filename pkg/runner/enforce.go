@@ -64,14 +64,13 @@ var errProbe = errors.New("probe which $jsonSchema keywords the server enforces"
 // capabilities are the server's validator capabilities: those given by
 // [WithCapabilities], else probed once (in a scratch database).
 func (r *Runner) capabilities(ctx context.Context) (*probe.Capabilities, error) {
-	if r.cfg.caps == nil {
+	return r.caps.get(func() (*probe.Capabilities, error) {
 		caps, err := probe.ValidatorSupport(ctx, r.db)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errProbe, err)
 		}
-		r.cfg.caps = caps
-	}
-	return r.cfg.caps, nil
+		return caps, nil
+	})
 }
 
 // enforcer decides against the server's capabilities (probed once, when

@@ -33,14 +33,13 @@ type (
 // lifecycleCaps are the server's lifecycle features, probed once (in a
 // scratch database) the first time a command needs one.
 func (r *Runner) lifecycleCaps(ctx context.Context) (*probe.LifecycleSupport, error) {
-	if r.cfg.lifecycle == nil {
+	return r.lifecycle.get(func() (*probe.LifecycleSupport, error) {
 		l, err := probe.Lifecycle(ctx, r.db)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errProbe, err)
 		}
-		r.cfg.lifecycle = l
-	}
-	return r.cfg.lifecycle, nil
+		return l, nil
+	})
 }
 
 // checkLifecycle refuses the planned commands that are Refused or need a

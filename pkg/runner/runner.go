@@ -17,6 +17,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/version"
 )
 
@@ -29,6 +30,10 @@ type Runner struct {
 	state      *state.Store
 	ledger     *ledger.Store
 	window     *window.Set
+	// the server's answers, probed once when first needed (memo.go)
+	caps       *memo[probe.Capabilities]
+	lifecycle  *memo[probe.LifecycleSupport]
+	validation *memo[probe.ValidationSettings]
 	// hook, set only by tests (export_test.go), runs at points of a run so
 	// a test process can kill itself there.
 	hook func(point string, version int64, i int)
@@ -72,7 +77,8 @@ func New(db *mongo.Database, fsys fs.FS, opts ...Option) (*Runner, error) {
 		}
 		cfg.versionField = reg.Field()
 	}
-	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db), ledger: ledger.New(db, cfg.ledger), window: window.New(ms, reg)}, nil
+	return &Runner{db: db, cfg: cfg, migrations: ms, registry: reg, state: state.New(db), ledger: ledger.New(db, cfg.ledger), window: window.New(ms, reg),
+		caps: newMemo(cfg.caps), lifecycle: newMemo(cfg.lifecycle), validation: newMemo(cfg.validation)}, nil
 }
 
 // InvalidFilesError is returned by [New] for a migration directory with
