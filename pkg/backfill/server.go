@@ -102,7 +102,9 @@ func (w *serverWalk) upgradeVersion(ctx context.Context, from int64) (string, er
 		if !errors.As(err, new(*noPipelines)) {
 			return stopped, err
 		}
-		w.r.noPipelines = true
+		w.r.mu.Lock()
+		w.r.noPipelines = true // the other ranges' workers read it under mu
+		w.r.mu.Unlock()
 		w.cb.ServerSideNote = err.Error()
 	}
 	if !w.opts.markers {
