@@ -209,6 +209,9 @@ func followSources(t *testing.T, db *mongo.Database) {
 	if n, err := db.Collection("comments").CountDocuments(ctx, bson.D{{Key: "postId", Value: "deleted"}}); err != nil || n != 1 {
 		t.Errorf("comment 103 (another missing post) changed: %d left, %v", n, err)
 	}
+	if _, err := db.Collection("classes").DeleteOne(ctx, bson.D{{Key: "_id", Value: "art"}}); err != nil {
+		t.Fatal(err)
+	}
 	a = apply(t, c, event(db, 4, "delete", "classes", "art"))
 	if len(a.Fixes) != 2 {
 		t.Errorf("a deleted class: fixes\n%s\nwant students 1 and 2's references reported", fixLines(a))
