@@ -63,6 +63,9 @@ type FollowOptions struct {
 	// FullPass, when set, is told why a full check and repair runs and,
 	// once it finished, its report.
 	FullPass func(reason string, rep *RepairReport)
+	// Opened, when set, is told the collections watched each time the
+	// stream opens, and whether it resumed from a stored token.
+	Opened func(watched []string, resumed bool)
 	// MaxAwait is how long the server waits for an event before it
 	// answers an empty batch (default 1 s).
 	MaxAwait time.Duration
@@ -76,8 +79,13 @@ type ChangeStreamsError struct {
 }
 
 func (e *ChangeStreamsError) Error() string {
-	return fmt.Sprintf("database %s: the server has no change streams, which following changes needs (%s); check and repair on a schedule instead (docs/integrity.md)",
-		e.Database, e.Capability.Reason)
+	return e.Message("check and repair on a schedule instead (docs/integrity.md)")
+}
+
+// Message is the error's message with instead (what to do without change
+// streams, as the caller words it) at its end.
+func (e *ChangeStreamsError) Message(instead string) string {
+	return fmt.Sprintf("database %s: following changes needs change streams, which the server does not have (%s); %s", e.Database, e.Capability.Reason, instead)
 }
 
 // errHistoryLost: the stored token cannot be resumed from; the follower
@@ -180,6 +188,9 @@ func (f *follower) run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = cs.Close(context.WithoutCancel(ctx)) }()
+	if f.opts.Opened != nil {
+		f.opts.Opened(f.watched, at == nil)
+	}
 	if rt := cs.ResumeToken(); at != nil && rt != nil {
 		tok.Token = rt // invariant 2: the full pass finished
 		if err := f.store.SaveFollowToken(ctx, tok); err != nil {
