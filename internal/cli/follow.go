@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mongomig/mongomig/pkg/integrity"
 )
@@ -43,6 +44,9 @@ func (e *env) runFollow(ctx context.Context, opts integrity.Options, lock *lockO
 			return
 		}
 		renderApplied(e.out, a)
+	}
+	fo.Retrying = func(err error, wait time.Duration) {
+		fmt.Fprintf(e.out.err, "follow: %v; starting again from the stored token in %s\n", err, wait)
 	}
 	fo.Opened = func(watched []string, resumed bool) {
 		from := "from the cluster time before the full pass"

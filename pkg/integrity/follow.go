@@ -66,6 +66,10 @@ type FollowOptions struct {
 	// Opened, when set, is told the collections watched each time the
 	// stream opens, and whether it resumed from a stored token.
 	Opened func(watched []string, resumed bool)
+	// Retrying, when set, is told of a transient failure (a failover, a
+	// lost connection) after which the follower starts again from the
+	// stored token, and of the pause before it does.
+	Retrying func(err error, wait time.Duration)
 	// MaxAwait is how long the server waits for an event before it
 	// answers an empty batch (default 1 s).
 	MaxAwait time.Duration
@@ -122,14 +126,42 @@ func (c *Checker) follow(ctx context.Context, opts FollowOptions) error {
 	}
 	f := &follower{c: c, opts: opts, store: state.New(c.db), watched: c.watched()}
 	return lease.With(ctx, c.opts.Leases, FollowLease(c.db.Name()), c.opts.LeaseWait, func(lctx context.Context) error {
+		wait := retryFirst
 		for {
 			err := f.run(lctx)
-			if !errors.Is(err, errHistoryLost) {
+			switch {
+			case errors.Is(err, errHistoryLost):
+				continue
+			case !probe.Transient(err) || lctx.Err() != nil:
 				return err
 			}
+			// A transient failure (a failover, a lost connection the
+			// driver's own resume did not cover): start again from the
+			// stored token, after a pause that grows while nothing is
+			// applied.
+			if f.progressed {
+				wait, f.progressed = retryFirst, false
+			}
+			if opts.Retrying != nil {
+				opts.Retrying(err, wait)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-lctx.Done():
+				t.Stop()
+				return context.Cause(lctx)
+			case <-t.C:
+			}
+			wait = min(2*wait, retryMax)
 		}
 	})
 }
+
+// The pauses of a follower between two attempts after transient failures.
+const (
+	retryFirst = time.Second
+	retryMax   = 30 * time.Second
+)
 
 // watched are the collections the rules read, sorted.
 func (c *Checker) watched() []string {
@@ -151,6 +183,17 @@ type follower struct {
 	store   *state.Store
 	watched []string
 	lost    string // why the last stream could not go on
+	// progressed: a token was stored since the last transient failure.
+	progressed bool
+}
+
+// save stores tok (fenced by the follow lease ctx carries).
+func (f *follower) save(ctx context.Context, tok *state.FollowToken) error {
+	if err := f.store.SaveFollowToken(ctx, tok); err != nil {
+		return err
+	}
+	f.progressed = true
+	return nil
 }
 
 // run opens the stream where the stored token says (or after a full pass)
@@ -191,9 +234,11 @@ func (f *follower) run(ctx context.Context) error {
 	if f.opts.Opened != nil {
 		f.opts.Opened(f.watched, at == nil)
 	}
-	if rt := cs.ResumeToken(); at != nil && rt != nil {
-		tok.Token = rt // invariant 2: the full pass finished
-		if err := f.store.SaveFollowToken(ctx, tok); err != nil {
+	if rt := cs.ResumeToken(); at != nil && rt != nil && cs.RemainingBatchLength() == 0 {
+		// The first batch is empty: its postBatchResumeToken is after
+		// every change since at (invariant 2: the full pass finished).
+		tok.Token = slices.Clone(rt)
+		if err := f.save(ctx, tok); err != nil {
 			return err
 		}
 	}
@@ -270,7 +315,7 @@ func (f *follower) events(ctx context.Context, cs *mongo.ChangeStream, tok *stat
 				return fmt.Errorf("follow: a change event without its resume token (_id): %s", ev)
 			}
 			tok.Token, tok.Events = slices.Clone(id), tok.Events+1
-			if err := f.store.SaveFollowToken(ctx, tok); err != nil {
+			if err := f.save(ctx, tok); err != nil {
 				return err
 			}
 			if f.opts.Applied != nil {
@@ -286,7 +331,7 @@ func (f *follower) events(ctx context.Context, cs *mongo.ChangeStream, tok *stat
 		}
 		if rt := cs.ResumeToken(); rt != nil && !bytes.Equal(rt, tok.Token) {
 			tok.Token = slices.Clone(rt)
-			if err := f.store.SaveFollowToken(ctx, tok); err != nil {
+			if err := f.save(ctx, tok); err != nil {
 				return err
 			}
 		}
