@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,4 +234,58 @@ func TestFollowToken(t *testing.T) { followToken(t, sandboxtest.Database(t, "int
 
 func TestFollowTokenMongoDB(t *testing.T) {
 	followToken(t, sandboxtest.MongoDB(t, "integrity_follow_token", "TestFollowToken covers the sandbox"))
+}
+
+// followOneAtATime: while another follower holds the database's follow
+// lease, a second one gives up (a *lease.TimeoutError naming it) before
+// it sends the stream's aggregate or writes anything; a token stored for
+// other collections than the rules read is not resumed from: the
+// follower runs the full pass first.
+func followOneAtATime(t *testing.T, uri, name string) {
+	ctx := context.Background()
+	rec := &cmdlog.Recorder{}
+	db := sandboxtest.Connect(t, uri, options.Client().SetMonitor(rec.Monitor())).Database(name)
+	_ = db.Drop(ctx)
+	t.Cleanup(func() { _ = db.Drop(context.WithoutCancel(ctx)) })
+	school(t, db)
+	c, err := integrity.New(db, rules(t), integrity.Options{Leases: leases{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := leases{db}.Acquire(ctx, integrity.FollowLease(db.Name()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset()
+	err = integrity.FollowAfterProbe(c, ctx, integrity.FollowOptions{})
+	var te *lease.TimeoutError
+	if !errors.As(err, &te) || te.Name != integrity.FollowLease(db.Name()) {
+		t.Errorf("a second follower: %v, want the follow lease's *lease.TimeoutError", err)
+	}
+	if n := len(changeStreams(rec, db.Name())) + len(rec.Named("update")); n != 0 {
+		t.Errorf("the second follower sent %d streams and updates", n)
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	raw, _ := bson.Marshal(storedToken)
+	if err := state.New(db).SaveFollowToken(ctx, &state.FollowToken{Token: raw, Watched: []string{"classes"}}); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	err = integrity.FollowAfterProbe(c, ctx, integrity.FollowOptions{FullPass: func(reason string, _ *integrity.RepairReport) { reasons = append(reasons, reason) }})
+	var cse *integrity.ChangeStreamsError
+	if !errors.As(err, &cse) || len(reasons) != 1 || !strings.Contains(reasons[0], "the stored resume token's stream watched [classes], the rules read [classes comments posts products]") {
+		t.Errorf("follow with a token of other collections: %v after full passes %q", err, reasons)
+	}
+}
+
+func TestFollowOneAtATime(t *testing.T) {
+	followOneAtATime(t, sandboxtest.Start(t).URI(), "integrity_follow_one")
+}
+
+func TestFollowOneAtATimeMongoDB(t *testing.T) {
+	sandboxtest.MongoDB(t, "integrity_follow_one", "TestFollowOneAtATime covers the sandbox")
+	followOneAtATime(t, os.Getenv("MONGOMIG_TEST_URI"), "integrity_follow_one")
 }
