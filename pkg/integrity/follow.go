@@ -108,6 +108,9 @@ func (c *Checker) Follow(ctx context.Context, opts FollowOptions) error {
 	if c.opts.Leases == nil {
 		return errors.New("follow: no lease acquirer (Options.Leases): two followers could run at once")
 	}
+	if len(c.watched()) == 0 {
+		return errors.New("follow: no rule reads another collection (a mirror's source, an aggregate's children, a referenced collection): there is nothing to follow")
+	}
 	capab, err := probe.ChangeStreams(ctx, c.db)
 	if err != nil {
 		return fmt.Errorf("follow: %w", err)
@@ -125,6 +128,9 @@ func (c *Checker) follow(ctx context.Context, opts FollowOptions) error {
 		opts.MaxAwait = defaultMaxAwait
 	}
 	f := &follower{c: c, opts: opts, store: state.New(c.db), watched: c.watched()}
+	if len(f.watched) == 0 {
+		return errors.New("follow: no rule reads another collection: there is nothing to follow")
+	}
 	return lease.With(ctx, c.opts.Leases, FollowLease(c.db.Name()), c.opts.LeaseWait, func(lctx context.Context) error {
 		wait := retryFirst
 		for {
