@@ -64,19 +64,30 @@ func parseChange(ev bson.Raw) (change, error) {
 				ch.fields = append(ch.fields, e.Key())
 			}
 		}
+		// removedFields are names; truncatedArrays (MongoDB 5.0+)
+		// {field, newSize} documents.
 		for _, arr := range []string{"removedFields", "truncatedArrays"} {
-			vals, _ := d.Lookup(arr).Array().Values()
+			a, _ := d.Lookup(arr).ArrayOK()
+			vals, _ := a.Values()
 			for _, v := range vals {
 				if s, ok := v.StringValueOK(); ok {
 					ch.fields = append(ch.fields, s)
-				} else if f, ok := v.Document().Lookup("field").StringValueOK(); ok {
-					ch.fields = append(ch.fields, f)
+				} else if doc, ok := v.DocumentOK(); ok {
+					if f, ok := doc.Lookup("field").StringValueOK(); ok {
+						ch.fields = append(ch.fields, f)
+					}
 				}
 			}
 		}
 	}
+	if slices.Contains(documentOps, op) && ch.id.Type == 0 {
+		return ch, fmt.Errorf("%s event without documentKey._id: %s", op, ev)
+	}
 	return ch, nil
 }
+
+// documentOps are the events of one document, which name it (documentKey).
+var documentOps = []string{"insert", "update", "replace", "delete"}
 
 // touches reports whether an update's fields may have changed path: a
 // field at, above or below it. An event without an update description

@@ -228,3 +228,30 @@ func TestFollowSources(t *testing.T) { followSources(t, sandboxtest.Database(t, 
 func TestFollowSourcesMongoDB(t *testing.T) {
 	followSources(t, sandboxtest.MongoDB(t, "integrity_follow_sources", "TestFollowSources covers the sandbox"))
 }
+
+// TestFollowEventShapes: events of the shapes MongoDB's versions differ
+// in (no truncatedArrays before 5.0, truncatedArrays as {field, newSize})
+// are read, and an event of one document without its documentKey is an
+// error, not a guess. Built by hand, as the other events here.
+func TestFollowEventShapes(t *testing.T) {
+	db := sandboxtest.Database(t, "integrity")
+	school(t, db)
+	c, err := integrity.New(db, rules(t), integrity.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noTruncated := bson.E{Key: "updateDescription", Value: bson.D{{Key: "updatedFields", Value: bson.D{{Key: "score", Value: int32(9)}}}, {Key: "removedFields", Value: bson.A{}}}}
+	a := apply(t, c, event(db, 1, "update", "comments", 101, noTruncated, full(bson.D{{Key: "_id", Value: 101}, {Key: "postId", Value: "a"}, {Key: "score", Value: int32(9)}})))
+	if len(a.Rescanned) != 0 {
+		t.Errorf("an update of score: rescanned %v", a.Rescanned)
+	}
+	truncated := bson.E{Key: "updateDescription", Value: bson.D{{Key: "updatedFields", Value: bson.D{}}, {Key: "removedFields", Value: bson.A{}},
+		{Key: "truncatedArrays", Value: bson.A{bson.D{{Key: "field", Value: "postId"}, {Key: "newSize", Value: int32(0)}}}}}}
+	a = apply(t, c, event(db, 2, "update", "comments", 101, truncated, full(bson.D{{Key: "_id", Value: 101}, {Key: "postId", Value: bson.A{}}})))
+	if len(a.Rescanned) != 2 {
+		t.Errorf("a truncated postId without a pre-image: rescanned %v, want the two post rules", a.Rescanned)
+	}
+	if _, err := c.ApplyChange(context.Background(), event(db, 3, "delete", "comments", nil)); err == nil || !strings.Contains(err.Error(), "without documentKey._id") {
+		t.Errorf("a delete without documentKey: %v", err)
+	}
+}
