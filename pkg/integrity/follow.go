@@ -191,6 +191,8 @@ type follower struct {
 	lost    string // why the last stream could not go on
 	// progressed: a token was stored since the last transient failure.
 	progressed bool
+	// passed: a full pass ran and no token was stored since.
+	passed bool
 }
 
 // save stores tok (fenced by the follow lease ctx carries).
@@ -198,7 +200,7 @@ func (f *follower) save(ctx context.Context, tok *state.FollowToken) error {
 	if err := f.store.SaveFollowToken(ctx, tok); err != nil {
 		return err
 	}
-	f.progressed = true
+	f.progressed, f.passed = true, false
 	return nil
 }
 
@@ -229,7 +231,7 @@ func (f *follower) run(ctx context.Context) error {
 		if f.opts.FullPass != nil {
 			f.opts.FullPass(reason, rep)
 		}
-		at, tok = &ts, &state.FollowToken{Watched: f.watched}
+		at, tok, f.passed = &ts, &state.FollowToken{Watched: f.watched}, true
 	}
 	f.lost = ""
 	cs, err := f.open(ctx, tok, at)
@@ -284,6 +286,12 @@ func followPipeline(watched []string) mongo.Pipeline {
 // streamErr sorts an error of the stream: a lost history forgets the
 // token (errHistoryLost: start over), a refusal is the missing capability.
 func (f *follower) streamErr(ctx context.Context, err error) error {
+	if probe.ChangeStreamHistoryLost(err) && f.passed {
+		// The cluster time read before the full pass has left the oplog
+		// before a token was stored: another full pass would end the
+		// same way.
+		return fmt.Errorf("follow: the oplog no longer holds the cluster time read before the full check and repair, which took longer than the oplog's window: enlarge the oplog (or restrict the rules to fewer collections): %w", err)
+	}
 	if probe.ChangeStreamHistoryLost(err) {
 		if ferr := f.store.ForgetFollowToken(ctx); ferr != nil {
 			return ferr
