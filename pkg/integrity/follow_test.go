@@ -255,3 +255,32 @@ func TestFollowEventShapes(t *testing.T) {
 		t.Errorf("a delete without documentKey: %v", err)
 	}
 }
+
+// TestFollowWideEvents: a drop of a watched collection rescans every rule
+// that reads it (the comments dropped: both post rules, every post
+// recomputed), and a rename names the rules of both its collections; the
+// rules that read neither are not rescanned. Built by hand, as the other
+// events here.
+func TestFollowWideEvents(t *testing.T) {
+	ctx := context.Background()
+	db := sandboxtest.Database(t, "integrity")
+	school(t, db)
+	c, err := integrity.New(db, rules(t), integrity.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Collection("comments").Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := apply(t, c, event(db, 1, "drop", "comments", nil))
+	if len(a.Rescanned) != 2 || !strings.HasPrefix(a.Rescanned[0], "posts.") || !strings.HasPrefix(a.Rescanned[1], "posts.") {
+		t.Errorf("a drop of comments rescanned %v, want the two post rules", a.Rescanned)
+	}
+	if pa, pb := intOf(t, db, "posts", "a", "commentCount"), intOf(t, db, "posts", "b", "commentCount"); pa != 0 || pb != 0 {
+		t.Errorf("after the drop of comments: a %d, b %d, want 0 and 0", pa, pb)
+	}
+	a = apply(t, c, event(db, 2, "rename", "scratch", nil, bson.E{Key: "to", Value: bson.D{{Key: "db", Value: db.Name()}, {Key: "coll", Value: "classes"}}}))
+	if len(a.Rescanned) != 3 || !strings.HasPrefix(a.Rescanned[0], "students.") {
+		t.Errorf("a rename onto classes rescanned %v, want the three student rules that read classes (the reference, the two mirrored fields)", a.Rescanned)
+	}
+}
