@@ -229,12 +229,11 @@ func TestFollowSourcesMongoDB(t *testing.T) {
 	followSources(t, sandboxtest.MongoDB(t, "integrity_follow_sources", "TestFollowSources covers the sandbox"))
 }
 
-// TestFollowEventShapes: events of the shapes MongoDB's versions differ
+// followEventShapes: events of the shapes MongoDB's versions differ
 // in (no truncatedArrays before 5.0, truncatedArrays as {field, newSize})
 // are read, and an event of one document without its documentKey is an
 // error, not a guess. Built by hand, as the other events here.
-func TestFollowEventShapes(t *testing.T) {
-	db := sandboxtest.Database(t, "integrity")
+func followEventShapes(t *testing.T, db *mongo.Database) {
 	school(t, db)
 	c, err := integrity.New(db, rules(t), integrity.Options{})
 	if err != nil {
@@ -256,14 +255,13 @@ func TestFollowEventShapes(t *testing.T) {
 	}
 }
 
-// TestFollowWideEvents: a drop of a watched collection rescans every rule
+// followWideEvents: a drop of a watched collection rescans every rule
 // that reads it (the comments dropped: both post rules, every post
 // recomputed), and a rename names the rules of both its collections; the
 // rules that read neither are not rescanned. Built by hand, as the other
 // events here.
-func TestFollowWideEvents(t *testing.T) {
+func followWideEvents(t *testing.T, db *mongo.Database) {
 	ctx := context.Background()
-	db := sandboxtest.Database(t, "integrity")
 	school(t, db)
 	c, err := integrity.New(db, rules(t), integrity.Options{})
 	if err != nil {
@@ -283,4 +281,16 @@ func TestFollowWideEvents(t *testing.T) {
 	if len(a.Rescanned) != 3 || !strings.HasPrefix(a.Rescanned[0], "students.") {
 		t.Errorf("a rename onto classes rescanned %v, want the three student rules that read classes (the reference, the two mirrored fields)", a.Rescanned)
 	}
+}
+
+func TestFollowEventShapes(t *testing.T) { followEventShapes(t, sandboxtest.Database(t, "integrity")) }
+
+func TestFollowEventShapesMongoDB(t *testing.T) {
+	followEventShapes(t, sandboxtest.MongoDB(t, "integrity_follow_shapes", "TestFollowEventShapes covers the sandbox"))
+}
+
+func TestFollowWideEvents(t *testing.T) { followWideEvents(t, sandboxtest.Database(t, "integrity")) }
+
+func TestFollowWideEventsMongoDB(t *testing.T) {
+	followWideEvents(t, sandboxtest.MongoDB(t, "integrity_follow_wide", "TestFollowWideEvents covers the sandbox"))
 }
