@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/mongomig/mongomig/pkg/integrity"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -108,6 +109,10 @@ func errorAdvice(err error) []advice {
 	}
 	if errors.As(err, &lost) && lost.Reason == lease.LostTokenGone {
 		out = append(out, advice{"(removed by a forced unlock,", "(removed by unlock --force,"})
+	}
+	var streams *integrity.ChangeStreamsError
+	if errors.As(err, &streams) {
+		out = append(out, advice{streams.Error(), streams.Message(followInstead)})
 	}
 	var intr *runner.InterruptedError
 	if errors.As(err, &intr) {

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/mongomig/mongomig/pkg/events"
+	"github.com/mongomig/mongomig/pkg/integrity"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/probe"
 	"github.com/mongomig/mongomig/pkg/runner"
 	"github.com/mongomig/mongomig/pkg/version"
 )
@@ -54,6 +56,9 @@ func TestAdviceAddsTheCommandLine(t *testing.T) {
 			"is invalid: the file has errors", "is invalid: the file has errors; run mongomig lint"},
 		{"func not registered", fmt.Errorf("%w: norm (this program does not register it: see docs/lazy-upgrades.md)", version.ErrFuncNotRegistered),
 			"(this program does not register it", "norm (build your own mongomig binary that registers it, see docs/lazy-upgrades.md)"},
+		{"no change streams", fmt.Errorf("repair: %w", &integrity.ChangeStreamsError{Database: "app", Capability: probe.Capability{Reason: "change stream refused: (CommandNotSupported) Stage $changeStream is not supported yet in native pipeline"}}),
+			"; check and repair on a schedule instead (docs/integrity.md)",
+			"not supported yet in native pipeline); run `mongomig check` and `mongomig repair` on a schedule instead (docs/integrity.md#scheduling-the-job)"},
 		{"interrupted", &runner.InterruptedError{Direction: runner.DirectionDown, Total: 1},
 			"; running down again (to the same target) continues", "interrupted: 0 of 1 migrations reverted; run `mongomig down` again to continue"},
 		{"interrupted with a target", rerunTo(&runner.InterruptedError{Direction: runner.DirectionUp}, "up", 2),

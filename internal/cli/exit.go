@@ -88,7 +88,8 @@ func exitCode(err error) int {
 	case errors.As(err, &drift), errors.As(err, &down), errors.As(err, &discard), errors.Is(err, runner.ErrPartway), errors.As(err, &inLine):
 		// The stored documents or files do not allow the run; nothing changed.
 		return ExitCheck
-	case errors.As(err, &order):
+	case errors.As(err, &order), errors.As(err, new(*integrity.ChangeStreamsError)):
+		// A follower on a server without change streams: nothing ran.
 		return ExitUsage
 	case errors.Is(err, version.ErrUnknownCollection), errors.Is(err, version.ErrFuncMissing):
 		// Every product's unknown collection is version's sentinel.

@@ -44,8 +44,9 @@ var commandExits = map[string][]exitDoc{
 	"repair": {
 		{ExitOK, "done (values a snapshot or a report-only reference holds are listed, not fixed)"},
 		{ExitFailure, "a write failed, or another failure"},
-		{ExitUsage, "bad flags, invalid files, or an unknown --collection"},
-		{ExitLock, "another repair of the database holds its lease past --lock-wait"},
+		{ExitUsage, "bad flags, invalid files, an unknown --collection, or --follow on a server without change streams"},
+		{ExitLock, "another repair of the database holds its lease past --lock-wait (--follow: another follower holds its lease)"},
+		{ExitInterrupted, "stopped by SIGINT, SIGTERM or SIGHUP (--follow: its normal end; the next one resumes from the stored token)"},
 	},
 	"status": {
 		{ExitOK, "also with --check when nothing is pending, drifted or missing"},

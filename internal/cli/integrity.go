@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -53,12 +54,17 @@ func repairCommand(e *env) *cli.Command {
 		Usage: "fix what check finds: mirrors, aggregates, counters and the references declared unset or delete",
 		Description: "Checks every rule and writes each fix guarded on the value it saw: a concurrent write is never\n" +
 			"erased (the document is re-checked instead). A snapshot copy and a reference declared report are\n" +
-			"never written. Lists {rule, _id, wrong, right} per fix (docs/integrity.md).\n" + exitHelp("repair"),
+			"never written. Lists {rule, _id, wrong, right} per fix (docs/integrity.md). --follow keeps running\n" +
+			"on a server with change streams: each change to a collection the rules read is applied as it\n" +
+			"happens, resuming from the stored token (a full check and repair first when none is stored or\n" +
+			"its history is lost).\n" + exitHelp("repair"),
 		Flags: append(append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second from this process (0: unbounded)"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a rule at once (other repair processes take the other ranges)"},
 			&cli.BoolFlag{Name: "all", Usage: "list every fix, not only the first 1000 (the counts are always complete)"},
-			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"}),
+			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"},
+			&cli.BoolFlag{Name: "follow", Usage: "keep running: apply the changes to the collections the rules read as they happen (needs change streams; docs/integrity.md#following-changes)"},
+			&cli.BoolFlag{Name: "pre-images", Usage: "with --follow: ask each change's pre-image (MongoDB 6.0+, changeStreamPreAndPostImages on the aggregates' child collections)"}),
 			lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -73,6 +79,15 @@ func repairCommand(e *env) *cli.Command {
 			}
 			if c.Bool("all") {
 				opts.MaxFindings = -1
+			}
+			if c.Bool("follow") {
+				if c.Bool("dry-run") {
+					return usageError(errors.New("--follow writes as changes happen: it cannot be a --dry-run"))
+				}
+				return e.runFollow(c.Context, opts, parseLockFlags(c), c.Bool("pre-images"))
+			}
+			if c.Bool("pre-images") {
+				return usageError(errors.New("--pre-images is --follow's: give --follow too"))
 			}
 			return e.runRepair(c.Context, opts, parseLockFlags(c), c.Bool("dry-run"), c.Bool("progress"))
 		},

@@ -1,6 +1,8 @@
 // Package state is the one owner of mongomig_backfill, the collection of
-// backfill checkpoints, range plans and range checkpoints. Every read and
-// write of it goes through a [Store]; no other package names it.
+// backfill checkpoints, range plans and range checkpoints (and of the
+// repair's progress, run-once progress and the follower's resume token,
+// whose files state their rules). Every read and write of it goes through
+// a [Store]; no other package names it.
 //
 // A collection's checkpoint (_id: the collection's name) holds three field
 // groups, each with one writer:

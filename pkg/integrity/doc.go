@@ -33,4 +33,12 @@
 // inside arrays), so concurrent edits of other fields survive and a rerun
 // writes only what is left; a propagation killed midway leaves exactly
 // what Check reports and Repair fixes.
+//
+// [Checker.Follow] is a long-running repair on a server with change
+// streams: it applies each change to a collection the rules read as it
+// happens ([Checker.ApplyChange], the same guarded writes), storing the
+// stream's resume token after each (internal/state's "$follow$") under
+// [FollowLease], and runs a full Repair first when no token is stored or
+// its history is lost (follow.go). Neither test server has change
+// streams: the stream itself has never run against a server.
 package integrity
