@@ -23,7 +23,7 @@ var floors = map[string]int{
 	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
 	// the runner's jobs and its reading planners: below the products, so
 	// the runner keeps only deciding and sending
-	"internal/expiry": 6, "internal/lifecycleplan": 6, "internal/enforce": 6, "internal/declared": 6,
+	"internal/expiry": 6, "internal/lifecycleplan": 6, "internal/enforce": 6, "internal/declared": 6, "internal/windowplan": 6,
 	"pkg/runner": 7, "pkg/backfill": 7, "pkg/report": 7, "pkg/inspect": 7, "pkg/integrity": 7,
 	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
 	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)

@@ -21,7 +21,7 @@ var writes = []string{"RunCommand", "RunCommandCursor", "CreateCollection", "Cre
 // createIndexes and dropIndexes; internal/expiry sends deletes only.
 func TestRunnerHelpersSendNothing(t *testing.T) {
 	allowed := map[string][]string{
-		"internal/lifecycleplan": nil, "internal/enforce": nil, "internal/declared": nil,
+		"internal/lifecycleplan": nil, "internal/enforce": nil, "internal/declared": nil, "internal/windowplan": nil,
 		"internal/expiry": {"DeleteMany"},
 	}
 	for pkg, ok := range allowed {

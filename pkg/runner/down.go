@@ -143,7 +143,7 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 		return nil, err
 	}
 	dp := &downPlan{exists: exists}
-	restore, err := r.downWindow(ctx, st.Current) // window_extract.go
+	restore, err := r.windows().DownWindow(ctx, st.Current)
 	if err != nil {
 		return nil, err
 	}
