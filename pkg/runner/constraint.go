@@ -15,12 +15,8 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/internal/lifecycleplan"
-	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
@@ -45,11 +41,6 @@ func (r *Runner) validationSettings(ctx context.Context) (*probe.ValidationSetti
 		r.cfg.validation = vs
 	}
 	return r.cfg.validation, nil
-}
-
-func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) ([]Command, []string) {
-	cmds, unknown := cmddoc.Down(ms, m, exists, window)
-	return lifecycleplan.StrictForConstraint(cmds), unknown
 }
 
 // withLowering lowers, before cmds change their validators, the

@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
+	"github.com/mongomig/mongomig/internal/lifecycleplan"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // ErrNothingToRevert is returned by Down and DownTo when no applied
@@ -22,7 +20,7 @@ var ErrNothingToRevert = errors.New("nothing to revert")
 
 // ErrPartway is a revert refused because documents are partway through an
 // interrupted server-side backfill.
-var ErrPartway = errors.New("documents partway through a backfill")
+var ErrPartway = downgradewalk.ErrPartway
 
 // Down reverts the last applied migration.
 func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
@@ -93,7 +91,8 @@ func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, tota
 	return nil
 }
 
-// downPlan is a revert that passed every check.
+// downPlan is a revert that passed every check (lifecycleplan's Revert;
+// these fields are what PlanDown reads).
 type downPlan struct {
 	targets []downTarget // newest first
 	exists  map[string]bool
@@ -115,9 +114,13 @@ type downgrade struct {
 	count    int64 // documents at from or above when checked
 }
 
+func (d downgrade) pending() downgradewalk.Pending {
+	return downgradewalk.Pending{Coll: d.coll, From: d.from, To: d.to, Count: d.count}
+}
+
 // checkDown checks the whole revert to version to without writing
-// anything, and returns what to do. PlanDown runs the same checks, so a dry
-// run refuses exactly what down would.
+// anything (lifecycleplan's Revert), and returns what to do. PlanDown runs
+// the same checks, so a dry run refuses exactly what down would.
 func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	st, err := r.status(ctx, false)
 	if err != nil {
@@ -142,62 +145,25 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dp := &downPlan{exists: exists}
 	restore, err := r.windows().DownWindow(ctx, st.Current)
 	if err != nil {
 		return nil, err
 	}
-	for i := len(r.migrations) - 1; i >= 0; i-- {
-		m := r.migrations[i]
-		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
-			continue
-		}
-		cmds, unknown := downCommands(r.migrations, m, maps.Clone(exists), restore)
-		if len(unknown) > 0 {
-			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
-				m.File, strings.Join(unknown, ", "))
-		}
-		life, lost, err := r.lifecycleDown(ctx, m) // down_lifecycle.go
-		if err != nil {
-			return nil, err
-		}
-		t := downTarget{m: m, cmds: append(cmds, life...), lost: lost}
-		for _, c := range m.Collections {
-			if len(c.Upgrade) == 0 || !exists[c.Name] {
-				continue
-			}
-			// A document partway through a server-side upgrade is at no
-			// version a downgrade knows: finish it first. Only the marker's
-			// shape counts (version.Marked): a field of that name holding
-			// anything else is the application's, or nothing a backfill
-			// would ever clear.
-			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, version.Marked())
-			if err != nil {
-				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
-			}
-			if partway > 0 {
-				return nil, &PartwayError{File: m.File, Collection: c.Name, Field: version.MarkerField, Count: partway}
-			}
-			// Every document at this version or above passes through this
-			// step on its way down.
-			n, err := r.db.Collection(c.Name).CountDocuments(ctx, r.registry.VersionAtLeast(m.Version))
-			if err != nil {
-				return nil, fmt.Errorf("count %s documents at version %d or above: %w", c.Name, m.Version, err)
-			}
-			if n > 0 && !r.registry.HasDowngrade(c.Name, m.Version) {
-				return nil, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
-			}
-			if fn := r.registry.MissingDowngradeFunc(c.Name, m.Version); n > 0 && fn != "" {
-				return nil, &version.FuncMissingError{Collection: c.Name, File: m.File + "'s downgrade", Func: fn, Version: m.Version, Downgrade: true, Documents: n}
-			}
-			if n > 0 {
-				t.downs = append(t.downs, downgrade{coll: c.Name, from: m.Version, to: r.registry.Previous(c.Name, m.Version), count: n})
-			}
-		}
-		dp.targets = append(dp.targets, t)
+	applied := func(v int64) bool { _, ok := st.applied[v]; return ok }
+	targets, err := r.planner().Revert(ctx, lifecycleplan.Revert{To: to, Applied: applied, Exists: exists, Restore: restore, Registry: r.registry, Check: r.checkLifecycleDown})
+	if err != nil {
+		return nil, err
 	}
-	if len(dp.targets) == 0 {
+	if len(targets) == 0 {
 		return nil, fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
+	}
+	dp := &downPlan{exists: exists}
+	for _, t := range targets {
+		dt := downTarget{m: t.M, cmds: t.Cmds, lost: t.Lost}
+		for _, d := range t.Downs {
+			dt.downs = append(dt.downs, downgrade{coll: d.Coll, from: d.From, to: d.To, count: d.Count})
+		}
+		dp.targets = append(dp.targets, dt)
 	}
 	return dp, nil
 }
@@ -231,8 +197,8 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		if err := r.reopen(ctx, d.coll); err != nil {
 			return a, stoppedDowngrading(ctx, m, downgraded, false, err)
 		}
-		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
-		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
+		p := downgradewalk.NewProgress(r.cfg.log, m, d.pending())
+		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.Add)
 		if n > 0 {
 			left := int64(0)
 			if err != nil {
@@ -310,8 +276,8 @@ func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, erro
 // it).
 func (r *Runner) downgradeLate(ctx context.Context, m *migration.Migration, downs []downgrade, a *Applied) error {
 	for _, d := range downs {
-		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
-		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
+		p := downgradewalk.NewProgress(r.cfg.log, m, d.pending())
+		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.Add)
 		if err != nil {
 			return &RevertStoppedError{File: m.File, Version: m.Version, Err: err,
 				Done: fmt.Sprintf("%s: its validators and indexes are reverted, but %d documents written at version %d meanwhile were downgraded", d.coll, n, d.from)}
