@@ -110,6 +110,43 @@ func (s *Source) Reopen(ctx context.Context, c Closing) (cmd cmddoc.Command, ok 
 	return cmd, false, nil
 }
 
+// PlanExtracts are the collMods up would send to close extract windows
+// once migration top is applied, and the windows it would leave open
+// (the dry run of ExtractDecisions).
+func (s *Source) PlanExtracts(ctx context.Context, top int64) ([]cmddoc.Command, []release.HeldWindow, error) {
+	cs, held, err := s.ExtractDecisions(ctx, top)
+	var cmds []cmddoc.Command
+	for _, c := range cs {
+		if c.Cmd.Collection != "" {
+			cmds = append(cmds, c.Cmd)
+		}
+	}
+	return cmds, held, err
+}
+
+// Prove proves again, once c.Cmd is in force (an old release's write in
+// between was accepted), that no parent of each extract c closes holds
+// the array: closed runs, in order, for each one proved (the runner
+// records it closed), and each other one is returned held (so far, with
+// an error); with one held, the window goes back ([Source.Reopen]).
+func (s *Source) Prove(ctx context.Context, c Closing, closed func(x window.Extract) error) ([]release.HeldWindow, error) {
+	var held []release.HeldWindow
+	for _, x := range c.Closing {
+		id, found, err := s.ParentHolding(ctx, x)
+		if err != nil {
+			return held, err
+		}
+		if found {
+			held = append(held, s.HeldBy(x, id))
+			continue
+		}
+		if err := closed(x); err != nil {
+			return held, err
+		}
+	}
+	return held, nil
+}
+
 // ExtractDecisions decides, for each extract window of the migrations up
 // to top, whether it may close now (invariant 6), and says why each
 // other one stays open. It sends nothing (the dry run shows it).

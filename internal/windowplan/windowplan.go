@@ -23,6 +23,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/internal/cmddoc"
+	"github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/internal/state"
 	"github.com/mongomig/mongomig/internal/window"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -149,4 +150,36 @@ func (s *Source) Hold(ctx context.Context, top int64, cmds []cmddoc.Command) ([]
 		}
 	}
 	return keep, held, nil
+}
+
+// DownOpen are the collMods that send, before a revert of migration v
+// downgrades the documents of downs, each collection's window as of v
+// (with its open extract windows), so the downgraded documents stay
+// writable.
+func (s *Source) DownOpen(ctx context.Context, v int64, downs []downgrade.Pending) ([]cmddoc.Command, error) {
+	var opened []cmddoc.Command
+	for _, d := range downs {
+		w, err := s.WithExtracts(ctx, d.Coll, v, s.Window.At(d.Coll, v))
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			opened = append(opened, cmddoc.CollMod(d.Coll, bson.D{{Key: "validator", Value: w}}))
+		}
+	}
+	return opened, nil
+}
+
+// Reopened is the collMod that sends coll's window again as of migration
+// top (with its open extract windows): what up sends when the proof after
+// a tightening collMod finds a document at another version.
+func (s *Source) Reopened(ctx context.Context, coll string, top int64) (cmddoc.Command, error) {
+	open, err := s.WithExtracts(ctx, coll, top, s.Window.At(coll, top))
+	return cmddoc.CollMod(coll, bson.D{{Key: "validator", Value: open}}), err
+}
+
+// Tightened reports whether coll's checkpoint records its window closed.
+func (s *Source) Tightened(ctx context.Context, coll string) (bool, error) {
+	cp, err := s.State.Read(ctx, coll)
+	return cp != nil && cp.Tightened, err
 }

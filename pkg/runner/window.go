@@ -69,11 +69,10 @@ func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([
 			r.cfg.log.Log(events.WindowClosed{Collection: c.Collection})
 			continue
 		}
-		open, err := r.withExtracts(ctx, c.Collection, top, r.windowAt(c.Collection, top))
+		w, err := r.windows().Reopened(ctx, c.Collection, top)
 		if err != nil {
 			return results, clientSide, err
 		}
-		w := collModCommand(c.Collection, bson.D{{Key: "validator", Value: open}})
 		res, cs, err := r.runAll(ctx, 0, "validator window", "up", []Command{w})
 		results, clientSide = append(results, res...), append(clientSide, cs...)
 		if err != nil {

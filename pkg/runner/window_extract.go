@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/mongomig/mongomig/internal/statusview"
+	"github.com/mongomig/mongomig/internal/window"
 	"github.com/mongomig/mongomig/internal/windowplan"
 	"github.com/mongomig/mongomig/pkg/events"
 )
@@ -31,14 +32,7 @@ type extractClose struct {
 // planExtractWindows are the collMods up would send to close extract
 // windows and the windows it would leave open (the dry run).
 func (r *Runner) planExtractWindows(ctx context.Context, top int64) ([]Command, []HeldWindow, error) {
-	ds, held, err := r.windows().ExtractDecisions(ctx, top)
-	var cmds []Command
-	for _, d := range ds {
-		if d.Cmd.Collection != "" {
-			cmds = append(cmds, d.Cmd)
-		}
-	}
-	return cmds, held, err
+	return r.windows().PlanExtracts(ctx, top)
 }
 
 // closeExtractWindows closes, under the lock ctx carries, each extract
@@ -78,24 +72,16 @@ func (r *Runner) closeExtracts(ctx context.Context, d windowplan.Closing, out *e
 		return err
 	}
 	w := r.windows()
-	reopen := false
-	for _, x := range d.Closing {
-		id, found, err := w.ParentHolding(ctx, x)
-		if err != nil {
-			return err
-		}
-		if found {
-			reopen = true
-			out.held = append(out.held, w.HeldBy(x, id))
-			continue
-		}
+	held, err := w.Prove(ctx, d, func(x window.Extract) error {
 		if err := r.state.MarkRunWindowClosed(finishing(ctx), x.Version, x.Index); err != nil {
 			return err
 		}
 		r.cfg.log.Log(events.WindowClosed{Collection: d.Coll})
-	}
-	if !reopen {
 		return nil
+	})
+	out.held = append(out.held, held...)
+	if err != nil || len(held) == 0 {
+		return err
 	}
 	// The proof failed after the collMod: what closed is reported held
 	// unless recorded; the window of every unrecorded one goes back.
