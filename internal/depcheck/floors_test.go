@@ -18,12 +18,13 @@ var floors = map[string]int{
 	"pkg/version":           2,
 	"pkg/version/versioned": 3, "pkg/version/versiontest": 3, "internal/bsonx": 3, "pkg/events": 3,
 	"pkg/lease": 3, "pkg/release": 3, "internal/gopanic": 3, "internal/testhook": 3, "internal/cmdlog": 3,
-	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 4,
-	"internal/ledger": 4, "internal/runlock": 4, "internal/window": 3, "internal/cmddoc": 5, "internal/statusview": 5, "internal/lifecycle": 5,
+	"pkg/probe": 4, "internal/state": 4, "pkg/lint": 4, "pkg/lease/leasetest": 4, "internal/serverstate": 4, "internal/downgrade": 5,
+	"internal/ledger": 4, "internal/window": 3, "internal/cmddoc": 5, "internal/statusview": 5, "internal/lifecycle": 5,
 	"pkg/reshape": 5, // run-once operations: below the runner, which runs them in up
 	// the runner's jobs and its reading planners: below the products, so
 	// the runner keeps only deciding and sending
-	"internal/expiry": 6, "internal/lifecycleplan": 6, "internal/enforce": 6, "internal/declared": 6, "internal/statusread": 6,
+	"internal/expiry": 6, "internal/lifecycleplan": 6, "internal/enforce": 6, "internal/declared": 6, "internal/windowplan": 6,
+	"internal/statusread": 6, "internal/runlock": 4,
 	"pkg/runner": 7, "pkg/backfill": 7, "pkg/report": 7, "pkg/inspect": 7, "pkg/integrity": 7,
 	"internal/sandbox": 6, "internal/sandbox/sandboxtest": 7, "internal/sampledata": 6,
 	"internal/fixtures": 8, // test fixtures: imported by tests only (TestFixturesOnlyInTests)

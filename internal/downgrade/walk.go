@@ -1,11 +1,16 @@
 // Package downgrade rewrites the documents of a collection at one version
-// with the version registry's downgrade: the document pass of `down`.
-// pkg/runner decides what to downgrade (the checks, the validator window,
-// the ledger) and calls [Documents] under the migration lock; what a
-// revert reports of its documents (DocumentChange, DowngradedDocuments,
-// carried by an interrupted revert's error: Stopped, Downgraded;
-// DowngradeError, and BackfillRunningError when a backfill of a collection
-// it reverts, Reverted, holds its lease) is here too.
+// with the version registry's downgrade: the document pass of `down`
+// ([Pass]: the first passes, then the late one once the restored
+// validator is in force). It checks what a revert downgrades before
+// anything changes ([Check]: DowngradeError, PartwayError, a missing
+// func), names the leases a down takes ([LeasesOf], of the collections
+// it reverts, [Reverted]) and whether its guarded writes scan
+// ([GuardScans]); pkg/runner decides the order (the validator window, the
+// commands, the ledger) and runs the passes under the migration lock.
+// What a revert reports of its documents (DocumentChange,
+// DowngradedDocuments, carried by an interrupted revert's error: Stopped,
+// Downgraded; BackfillRunningError when a backfill of a collection it
+// reverts holds its lease) is here too.
 //
 // Invariants: every write is a guarded delta
 // ([version.Registry.DowngradeDeltaFor]: the fields the downgrade writes

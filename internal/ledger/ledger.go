@@ -180,3 +180,15 @@ func MaxApplied(applied map[int64]Entry) int64 {
 	}
 	return m
 }
+
+// Below is the highest version of applied below v (0: none): what a down
+// of the last applied migration v reverts to.
+func Below(applied map[int64]Entry, v int64) int64 {
+	var m int64
+	for a := range applied {
+		if a < v {
+			m = max(m, a)
+		}
+	}
+	return m
+}

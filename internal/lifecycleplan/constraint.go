@@ -102,6 +102,22 @@ func (p *Planner) RaiseCandidates(ctx context.Context, top int64, closing map[st
 	return out, nil
 }
 
+// PlanRaise is what up would send after tightening (the dry run): the
+// collMods raising RaiseCandidates to constraint, tighten being the
+// collMods closing windows in this run.
+func (p *Planner) PlanRaise(ctx context.Context, top int64, tighten []cmddoc.Command, docVersionAt func(coll string, at int64) int64, tightened func(ctx context.Context, coll string) (bool, error)) ([]cmddoc.Command, error) {
+	closing := map[string]bool{}
+	for _, c := range tighten {
+		closing[c.Collection] = true
+	}
+	names, err := p.RaiseCandidates(ctx, top, closing, docVersionAt, tightened)
+	var cmds []cmddoc.Command
+	for _, n := range names {
+		cmds = append(cmds, RaiseCommands(n)...)
+	}
+	return cmds, err
+}
+
 // RaiseCommands are the two collMods that raise coll to constraint, in
 // the order the server requires.
 func RaiseCommands(coll string) []cmddoc.Command {

@@ -37,7 +37,6 @@ var (
 	dropIndexCommand     = cmddoc.DropIndex
 	createIndexCommand   = cmddoc.CreateIndex
 	hasValidatorChange   = cmddoc.HasValidatorChange
-	downCommands         = downStrict // constraint.go: constraint is sent as strict until the window closes
 	describeCommand      = cmddoc.Describe
 	sentValidator        = cmddoc.SentValidator
 	setsValidatorOptions = cmddoc.SetsValidatorOptions

@@ -15,12 +15,8 @@ import (
 	"errors"
 	"fmt"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
-	"github.com/mongomig/mongomig/internal/cmddoc"
 	"github.com/mongomig/mongomig/internal/lifecycle"
 	"github.com/mongomig/mongomig/internal/lifecycleplan"
-	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
@@ -46,39 +42,16 @@ func (r *Runner) validationSettings(ctx context.Context) (*probe.ValidationSetti
 	})
 }
 
-func downStrict(ms []*migration.Migration, m *migration.Migration, exists map[string]bool, window func(coll string, at int64) bson.D) ([]Command, []string) {
-	cmds, unknown := cmddoc.Down(ms, m, exists, window)
-	return lifecycleplan.StrictForConstraint(cmds), unknown
-}
-
 // withLowering lowers, before cmds change their validators, the
 // collections the server holds at constraint (lifecycleplan's WithLowering).
 func (r *Runner) withLowering(ctx context.Context, cmds []Command, lowered map[string]bool) ([]Command, error) {
 	return r.planner().WithLowering(ctx, cmds, lowered)
 }
 
-// raiseCandidates are the collections up raises to constraint now
-// (lifecycleplan's RaiseCandidates; closing: windows this run closes).
-func (r *Runner) raiseCandidates(ctx context.Context, top int64, closing map[string]bool) ([]string, error) {
-	return r.planner().RaiseCandidates(ctx, top, closing, r.docVersionAt, func(ctx context.Context, coll string) (bool, error) {
-		cp, err := r.readCheckpoint(ctx, coll)
-		return cp != nil && cp.Tightened, err
-	})
-}
-
 // planRaise is what up would send after tightening: tighten are the
-// collMods closing windows in this run.
+// collMods closing windows in this run (lifecycleplan's PlanRaise).
 func (r *Runner) planRaise(ctx context.Context, top int64, tighten []Command) ([]Command, error) {
-	closing := map[string]bool{}
-	for _, c := range tighten {
-		closing[c.Collection] = true
-	}
-	names, err := r.raiseCandidates(ctx, top, closing)
-	var cmds []Command
-	for _, n := range names {
-		cmds = append(cmds, lifecycleplan.RaiseCommands(n)...)
-	}
-	return cmds, err
+	return r.planner().PlanRaise(ctx, top, tighten, r.docVersionAt, r.windows().Tightened)
 }
 
 // ConstraintError is up failing to raise a collection to constraint after
@@ -87,11 +60,11 @@ func (r *Runner) planRaise(ctx context.Context, top int64, tighten []Command) ([
 type ConstraintError = lifecycleplan.ConstraintError
 
 // raiseConstraints raises, after the windows of this run closed, the
-// collections that declare constraint (see raiseCandidates). When the
+// collections that declare constraint (lifecycleplan's RaiseCandidates). When the
 // server refuses the level it clears the prepare flag again (so a later
 // validator change is not refused) and returns a [*ConstraintError].
 func (r *Runner) raiseConstraints(ctx context.Context, top int64) ([]CommandResult, error) {
-	names, err := r.raiseCandidates(ctx, top, nil)
+	names, err := r.planner().RaiseCandidates(ctx, top, nil, r.docVersionAt, r.windows().Tightened)
 	if err != nil {
 		return nil, err
 	}

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
+	"github.com/mongomig/mongomig/internal/ledger"
+	"github.com/mongomig/mongomig/internal/lifecycleplan"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
-	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // ErrNothingToRevert is returned by Down and DownTo when no applied
@@ -22,7 +19,7 @@ var ErrNothingToRevert = errors.New("nothing to revert")
 
 // ErrPartway is a revert refused because documents are partway through an
 // interrupted server-side backfill.
-var ErrPartway = errors.New("documents partway through a backfill")
+var ErrPartway = downgradewalk.ErrPartway
 
 // Down reverts the last applied migration.
 func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
@@ -33,13 +30,7 @@ func (r *Runner) Down(ctx context.Context) ([]Applied, error) {
 	if st.Current == 0 {
 		return nil, fmt.Errorf("%w: no migration is applied", ErrNothingToRevert)
 	}
-	prev := int64(0)
-	for v := range st.applied {
-		if v < st.Current {
-			prev = max(prev, v)
-		}
-	}
-	return r.DownTo(ctx, prev)
+	return r.DownTo(ctx, ledger.Below(st.applied, st.Current))
 }
 
 // DownTo reverts applied migrations above version to, newest first. The
@@ -93,7 +84,8 @@ func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, tota
 	return nil
 }
 
-// downPlan is a revert that passed every check.
+// downPlan is a revert that passed every check (lifecycleplan's Revert;
+// these fields are what PlanDown reads).
 type downPlan struct {
 	targets []downTarget // newest first
 	exists  map[string]bool
@@ -105,7 +97,8 @@ type downTarget struct {
 	cmds  []Command
 	downs []downgrade
 	// lost: what of m's lifecycle part cannot come back, a sentence each.
-	lost []string
+	lost    []string
+	pending []downgradewalk.Pending // downs, for internal/downgrade
 }
 
 // downgrade is one collection's documents to take from version from to to.
@@ -116,8 +109,8 @@ type downgrade struct {
 }
 
 // checkDown checks the whole revert to version to without writing
-// anything, and returns what to do. PlanDown runs the same checks, so a dry
-// run refuses exactly what down would.
+// anything (lifecycleplan's Revert), and returns what to do. PlanDown runs
+// the same checks, so a dry run refuses exactly what down would.
 func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	st, err := r.status(ctx)
 	if err != nil {
@@ -142,62 +135,25 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dp := &downPlan{exists: exists}
-	restore, err := r.downWindow(ctx, st.Current) // window_extract.go
+	restore, err := r.windows().DownWindow(ctx, st.Current)
 	if err != nil {
 		return nil, err
 	}
-	for i := len(r.migrations) - 1; i >= 0; i-- {
-		m := r.migrations[i]
-		if _, ok := st.applied[m.Version]; !ok || m.Version <= to {
-			continue
-		}
-		cmds, unknown := downCommands(r.migrations, m, maps.Clone(exists), restore)
-		if len(unknown) > 0 {
-			return nil, fmt.Errorf("cannot revert %s: it dropped %s, which no earlier migration created, so its definition is unknown; recreate it by hand or add it to an earlier migration (nothing was changed)",
-				m.File, strings.Join(unknown, ", "))
-		}
-		life, lost, err := r.lifecycleDown(ctx, m) // down_lifecycle.go
-		if err != nil {
-			return nil, err
-		}
-		t := downTarget{m: m, cmds: append(cmds, life...), lost: lost}
-		for _, c := range m.Collections {
-			if len(c.Upgrade) == 0 || !exists[c.Name] {
-				continue
-			}
-			// A document partway through a server-side upgrade is at no
-			// version a downgrade knows: finish it first. Only the marker's
-			// shape counts (version.Marked): a field of that name holding
-			// anything else is the application's, or nothing a backfill
-			// would ever clear.
-			partway, err := r.db.Collection(c.Name).CountDocuments(ctx, version.Marked())
-			if err != nil {
-				return nil, fmt.Errorf("count %s documents partway through a backfill: %w", c.Name, err)
-			}
-			if partway > 0 {
-				return nil, &PartwayError{File: m.File, Collection: c.Name, Field: version.MarkerField, Count: partway}
-			}
-			// Every document at this version or above passes through this
-			// step on its way down.
-			n, err := r.db.Collection(c.Name).CountDocuments(ctx, r.registry.VersionAtLeast(m.Version))
-			if err != nil {
-				return nil, fmt.Errorf("count %s documents at version %d or above: %w", c.Name, m.Version, err)
-			}
-			if n > 0 && !r.registry.HasDowngrade(c.Name, m.Version) {
-				return nil, &DowngradeError{File: m.File, Collection: c.Name, Version: m.Version, Count: n}
-			}
-			if fn := r.registry.MissingDowngradeFunc(c.Name, m.Version); n > 0 && fn != "" {
-				return nil, &version.FuncMissingError{Collection: c.Name, File: m.File + "'s downgrade", Func: fn, Version: m.Version, Downgrade: true, Documents: n}
-			}
-			if n > 0 {
-				t.downs = append(t.downs, downgrade{coll: c.Name, from: m.Version, to: r.registry.Previous(c.Name, m.Version), count: n})
-			}
-		}
-		dp.targets = append(dp.targets, t)
+	applied := func(v int64) bool { _, ok := st.applied[v]; return ok }
+	targets, err := r.planner().Revert(ctx, lifecycleplan.Revert{To: to, Applied: applied, Exists: exists, Restore: restore, Registry: r.registry, Check: r.checkLifecycleDown})
+	if err != nil {
+		return nil, err
 	}
-	if len(dp.targets) == 0 {
+	if len(targets) == 0 {
 		return nil, fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
+	}
+	dp := &downPlan{exists: exists}
+	for _, t := range targets {
+		dt := downTarget{m: t.M, cmds: t.Cmds, lost: t.Lost, pending: t.Downs}
+		for _, d := range t.Downs {
+			dt.downs = append(dt.downs, downgrade{coll: d.Coll, from: d.From, to: d.To, count: d.Count})
+		}
+		dp.targets = append(dp.targets, dt)
 	}
 	return dp, nil
 }
@@ -219,36 +175,21 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, err
 	}
+	// A backfill to m's version after a later up is a new one, counted
+	// from zero, split anew: its progress (checkpoint, range plans and
+	// range checkpoints) toward m's version or above goes.
 	for _, c := range m.Collections {
 		if len(c.Upgrade) > 0 {
-			if err := r.forgetBackfill(ctx, c.Name, m.Version); err != nil {
+			if err := r.state.Forget(ctx, c.Name, m.Version); err != nil {
 				return a, err
 			}
 		}
 	}
-	var downgraded []DowngradeCount
-	for _, d := range t.downs {
-		if err := r.reopen(ctx, d.coll); err != nil {
-			return a, stoppedDowngrading(ctx, m, downgraded, false, err)
-		}
-		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
-		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
-		if n > 0 {
-			left := int64(0)
-			if err != nil {
-				left = max(d.count-n, 0)
-			}
-			downgraded = append(downgraded, DowngradeCount{DocumentChange: DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n}, Left: left})
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return a, stoppedDowngrading(ctx, m, downgraded, false, err)
-			}
-			return a, &RevertStoppedError{File: m.File, Version: m.Version, Done: fmt.Sprintf("%s: downgraded %d documents", d.coll, n),
-				Left: "nothing else was reverted", Resumes: "it continues with the documents left", Err: err}
-		}
-		a.Documents = append(a.Documents, DocumentChange{Collection: d.coll, From: d.from, To: d.to, Count: n})
-		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
+	pass := r.downPass(m)
+	changes, downgraded, err := pass.First(ctx, t.pending, r.reopen)
+	a.Documents = changes
+	if err != nil {
+		return a, revertStopped(m, err)
 	}
 	cmds, err := r.withLowering(ctx, t.cmds, nil)
 	if err != nil {
@@ -258,8 +199,8 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
-	if err := r.downgradeLate(ctx, m, t.downs, &a); err != nil {
-		return a, err
+	if err := pass.Late(ctx, t.pending, a.Documents); err != nil {
+		return a, revertStopped(m, err)
 	}
 	if err := r.revertRunOnce(ctx, m, &a); err != nil {
 		return a, err
@@ -285,56 +226,16 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 }
 
 // openForDown are the collMods that send the window of each collection
-// whose documents t downgrades, each collection at constraint lowered
-// first (constraint.go: the server refuses the validator change
-// otherwise; the second withLowering of revert finds it strict).
+// whose documents t downgrades (windowplan's DownOpen), each collection at
+// constraint lowered first (constraint.go: the server refuses the
+// validator change otherwise; the second withLowering of revert finds it
+// strict).
 func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
-	var opened []Command
-	for _, d := range t.downs {
-		w, err := r.withExtracts(ctx, d.coll, t.m.Version, r.windowAt(d.coll, t.m.Version))
-		if err != nil {
-			return nil, err
-		}
-		if w != nil {
-			opened = append(opened, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
-		}
+	opened, err := r.windows().DownOpen(ctx, t.m.Version, t.pending)
+	if err != nil {
+		return nil, err
 	}
 	return r.withLowering(ctx, opened, nil)
-}
-
-// downgradeLate makes one more downgrade pass over each collection of
-// downs once the restoring collMod is in force: the release being rolled
-// back still runs, and a document it wrote at a reverted version between
-// the last pass and the collMod was accepted by the window then in force
-// (the restored validator refuses the next ones where the server enforces
-// it).
-func (r *Runner) downgradeLate(ctx context.Context, m *migration.Migration, downs []downgrade, a *Applied) error {
-	for _, d := range downs {
-		p := &downProgress{r: r, m: m, d: d, start: time.Now()}
-		n, reread, err := r.downgradeDocuments(ctx, d.coll, d.from, p.add)
-		if err != nil {
-			return &RevertStoppedError{File: m.File, Version: m.Version, Err: err,
-				Done: fmt.Sprintf("%s: its validators and indexes are reverted, but %d documents written at version %d meanwhile were downgraded", d.coll, n, d.from)}
-		}
-		if n == 0 {
-			continue
-		}
-		for i := range a.Documents {
-			if a.Documents[i].Collection == d.coll && a.Documents[i].From == d.from {
-				a.Documents[i].Count += n
-			}
-		}
-		r.cfg.log.Log(events.DocumentsDowngraded{Version: m.Version, File: m.File, Collection: d.coll, From: d.from, To: d.to, Count: n, Reread: reread})
-	}
-	return nil
-}
-
-// forgetBackfill removes coll's backfill progress toward version v or
-// above (its checkpoint, range plans and range checkpoints): reverting v
-// takes the documents back below it, so a backfill to that version number
-// after a later up is a new one, counted from zero, split anew.
-func (r *Runner) forgetBackfill(ctx context.Context, coll string, v int64) error {
-	return r.state.Forget(ctx, coll, v)
 }
 
 func uniqueStrings(list []string) []string {
@@ -345,13 +246,20 @@ func uniqueStrings(list []string) []string {
 	return out
 }
 
-// downgradeDocuments rewrites every document of coll at version v with
-// the migration's downgrade (see package downgrade), calling progress
-// after every batch with the documents it downgraded.
-func (r *Runner) downgradeDocuments(ctx context.Context, coll string, v int64, progress func(int64)) (done, reread int64, err error) {
-	w := downgradewalk.Walk{Coll: r.db.Collection(coll), Name: coll, Version: v, Registry: r.registry, Progress: progress}
+// downPass is the document passes of a revert of m (internal/downgrade).
+func (r *Runner) downPass(m *migration.Migration) downgradewalk.Pass {
+	p := downgradewalk.Pass{DB: r.db, Registry: r.registry, Log: r.cfg.log, M: m}
 	if r.hook != nil {
-		w.BeforeWrite = func(n int) { r.hook("down.write", v, n) }
+		p.BeforeWrite = func(v int64, n int) { r.hook("down.write", v, n) }
 	}
-	return w.Documents(ctx)
+	return p
+}
+
+// revertStopped is err, a document pass's, as the revert of m stopped
+// part-way (m stays recorded).
+func revertStopped(m *migration.Migration, err error) error {
+	if pe, ok := err.(*downgradewalk.PassError); ok {
+		return &RevertStoppedError{File: m.File, Version: m.Version, Done: pe.Done, Left: pe.Left, Resumes: pe.Resumes, Err: pe.Err}
+	}
+	return err
 }

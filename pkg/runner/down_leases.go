@@ -8,15 +8,9 @@ import (
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
-// A down and a backfill of the same collection exclude each other: a
-// backfill writes only under the collection's backfill lease or one of its
-// range leases, after checking under that lease that its target is still
-// applied (pkg/backfill, invariant 1), and a down that reverts a
-// collection's upgrades first takes the collection's backfill lease and
-// every range lease its stored plans name, of every target (plans are
-// stored under the collection's lease, so no new one appears meanwhile),
-// waiting the lock wait for a running backfill to stop. Every later backfill then finds
-// the target reverted and writes nothing.
+// A down and a backfill of the same collection exclude each other
+// (internal/downgrade, leases.go, says how): the down takes the leases of
+// every collection it reverts before its checks.
 
 // holdBackfills runs fn holding the backfill and range leases of the
 // collections a down to version to reverts (see above), besides the
@@ -34,15 +28,9 @@ func (r *Runner) holdBackfills(ctx context.Context, to int64, fn func(ctx contex
 		}
 	}()
 	for _, coll := range downgradewalk.Reverted(r.migrations, to) {
-		plans, err := r.state.Plans(ctx, coll)
+		names, err := downgradewalk.LeasesOf(ctx, r.state, coll)
 		if err != nil {
 			return err
-		}
-		names := []string{lease.Backfill(coll)}
-		for _, p := range plans {
-			for i := 0; i <= len(p.Splits); i++ {
-				names = append(names, lease.BackfillRange(coll, p.Target, i))
-			}
 		}
 		for _, name := range names {
 			l, err := r.acquire(ctx, name, r.cfg.wait)

@@ -28,25 +28,10 @@ func WithAllowOldReleases(allow bool) Option {
 }
 
 // holdTightening splits cmds, tightenCommands' collMods once migration top
-// is applied, into those to send and the windows held for live releases.
+// is applied, into those to send and the windows held for live releases
+// (windowplan's Hold).
 func (r *Runner) holdTightening(ctx context.Context, top int64, cmds []Command) ([]Command, []HeldWindow, error) {
-	if len(cmds) == 0 || r.cfg.allowOldReleases {
-		return cmds, nil, nil
-	}
-	live, err := r.LiveReleases(ctx)
-	if err != nil || len(live) == 0 {
-		return cmds, nil, err
-	}
-	var keep []Command
-	var held []HeldWindow
-	for _, c := range cmds {
-		if h := release.HoldWindow(live, c.Collection, r.docVersionAt(c.Collection, top)); h != nil {
-			held = append(held, *h)
-		} else {
-			keep = append(keep, c)
-		}
-	}
-	return keep, held, nil
+	return r.windows().Hold(ctx, top, cmds)
 }
 
 // LiveReleases lists the releases announced in the database whose

@@ -1,9 +1,8 @@
 package runner
 
 import (
-	"fmt"
-
 	"github.com/mongomig/mongomig/internal/cmddoc"
+	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 )
 
 // RevertStoppedError is a revert that stopped part-way: the migration
@@ -14,20 +13,4 @@ type RevertStoppedError = cmddoc.RevertStoppedError
 // Count documents of Collection are partway through an interrupted
 // server-side backfill: their Field holds a backfill's marker, and a
 // backfill of Collection finishes them. It wraps [ErrPartway].
-type PartwayError struct {
-	File, Collection, Field string
-	Count                   int64
-}
-
-func (e *PartwayError) Error() string {
-	return e.Message("a backfill of " + e.Collection + " finishes them")
-}
-
-// Message is the error's message with next (what finishes the documents)
-// before ", then down".
-func (e *PartwayError) Message(next string) string {
-	return fmt.Sprintf("%v: cannot revert %s: %d %s documents are partway through an interrupted server-side backfill (their %s holds a backfill's marker); %s, then down (nothing was changed)",
-		ErrPartway, e.File, e.Count, e.Collection, e.Field, next)
-}
-
-func (e *PartwayError) Unwrap() error { return ErrPartway }
+type PartwayError = downgradewalk.PartwayError
