@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/probe"
@@ -45,11 +46,13 @@ func (r *Runner) run(ctx context.Context, c Command) (CommandResult, error) {
 		}
 		return CommandResult{Command: c, Outcome: OutcomeClientSide, Note: note}, nil
 	case c.Name == "drop" && probe.HasCode(err, probe.CodeNamespaceNotFound):
-		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "view already absent"}, nil
+		what := "collection" // a bucket member (buckets.go)
+		if slices.Contains(c.Features, probe.FeatureViews) {
+			what = "view"
+		}
+		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: what + " already absent"}, nil
 	case c.Name == "dropIndexes" && probe.HasCode(err, probe.CodeIndexNotFound, probe.CodeNamespaceNotFound):
 		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "index already absent"}, nil
-	case c.Name == "drop" && probe.HasCode(err, probe.CodeNamespaceNotFound):
-		return CommandResult{Command: c, Outcome: OutcomeSkipped, Note: "collection already absent"}, nil // a bucket member (buckets.go)
 	}
 	return CommandResult{}, err
 }
@@ -128,10 +131,8 @@ func (r *Runner) runAll(ctx context.Context, version int64, file string, directi
 }
 
 func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

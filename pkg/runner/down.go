@@ -84,28 +84,11 @@ func (r *Runner) downTo(ctx context.Context, to int64, reverted *[]Applied, tota
 	return nil
 }
 
-// downPlan is a revert that passed every check (lifecycleplan's Revert;
-// these fields are what PlanDown reads).
+// downPlan is a revert that passed every check (lifecycleplan's Revert):
+// the migrations to revert, newest first, and the collections that exist.
 type downPlan struct {
-	targets []downTarget // newest first
+	targets []lifecycleplan.Target
 	exists  map[string]bool
-}
-
-// downTarget is one migration to revert and the data it downgrades.
-type downTarget struct {
-	m     *migration.Migration
-	cmds  []Command
-	downs []downgrade
-	// lost: what of m's lifecycle part cannot come back, a sentence each.
-	lost    []string
-	pending []downgradewalk.Pending // downs, for internal/downgrade
-}
-
-// downgrade is one collection's documents to take from version from to to.
-type downgrade struct {
-	coll     string
-	from, to int64
-	count    int64 // documents at from or above when checked
 }
 
 // checkDown checks the whole revert to version to without writing
@@ -147,26 +130,18 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("%w: the database is at version %d, not above %d", ErrNothingToRevert, st.Current, to)
 	}
-	dp := &downPlan{exists: exists}
-	for _, t := range targets {
-		dt := downTarget{m: t.M, cmds: t.Cmds, lost: t.Lost, pending: t.Downs}
-		for _, d := range t.Downs {
-			dt.downs = append(dt.downs, downgrade{coll: d.Coll, from: d.From, to: d.To, count: d.Count})
-		}
-		dp.targets = append(dp.targets, dt)
-	}
-	return dp, nil
+	return &downPlan{targets: targets, exists: exists}, nil
 }
 
 // revert reverts one migration: data first, under the open window (so the
 // downgraded documents stay writable), then validators and indexes (so a
 // restored unique index meets documents that already have its field),
 // then the ledger entry.
-func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]bool) (Applied, error) {
-	m := t.m
+func (r *Runner) revert(ctx context.Context, t lifecycleplan.Target, exists map[string]bool) (Applied, error) {
+	m := t.M
 	start := time.Now()
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "down"})
-	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m), NotReverted: t.lost}
+	a := Applied{Version: m.Version, Name: m.Name, File: m.File, Direction: "down", Unrestorable: lostData(m), NotReverted: t.Lost}
 	opened, err := r.openForDown(ctx, t)
 	if err != nil {
 		return a, err
@@ -186,12 +161,12 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 		}
 	}
 	pass := r.downPass(m)
-	changes, downgraded, err := pass.First(ctx, t.pending, r.reopen)
+	changes, downgraded, err := pass.First(ctx, t.Downs, r.reopen)
 	a.Documents = changes
 	if err != nil {
 		return a, revertStopped(m, err)
 	}
-	cmds, err := r.withLowering(ctx, t.cmds, nil)
+	cmds, err := r.withLowering(ctx, t.Cmds, nil)
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
@@ -199,7 +174,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	if err != nil {
 		return a, stoppedDowngrading(ctx, m, downgraded, true, err)
 	}
-	if err := pass.Late(ctx, t.pending, a.Documents); err != nil {
+	if err := pass.Late(ctx, t.Downs, a.Documents); err != nil {
 		return a, revertStopped(m, err)
 	}
 	if err := r.revertRunOnce(ctx, m, &a); err != nil {
@@ -210,7 +185,7 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 	}
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
-	for _, c := range t.cmds {
+	for _, c := range t.Cmds {
 		if setsValidatorOptions(c) && r.docVersionAt(c.Collection, m.Version-1) > 0 {
 			if err := r.reopen(finishing(ctx), c.Collection); err != nil {
 				return a, err
@@ -230,8 +205,8 @@ func (r *Runner) revert(ctx context.Context, t downTarget, exists map[string]boo
 // constraint lowered first (constraint.go: the server refuses the
 // validator change otherwise; the second withLowering of revert finds it
 // strict).
-func (r *Runner) openForDown(ctx context.Context, t downTarget) ([]Command, error) {
-	opened, err := r.windows().DownOpen(ctx, t.m.Version, t.pending)
+func (r *Runner) openForDown(ctx context.Context, t lifecycleplan.Target) ([]Command, error) {
+	opened, err := r.windows().DownOpen(ctx, t.M.Version, t.Downs)
 	if err != nil {
 		return nil, err
 	}

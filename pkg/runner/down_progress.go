@@ -20,8 +20,8 @@ var (
 func (r *Runner) noteGuardScans(ctx context.Context, dp *downPlan) error {
 	var n int64
 	for _, t := range dp.targets {
-		for _, d := range t.downs {
-			n += d.count
+		for _, d := range t.Downs {
+			n += d.Count
 		}
 	}
 	scans, reason, err := downgradewalk.GuardScans(ctx, r.db, n)

@@ -160,16 +160,16 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 	var ms []*migration.Migration
 	lowered := map[string]bool{}
 	for _, t := range dp.targets {
-		m := t.m
+		m := t.M
 		var cmds []Command
-		for _, d := range t.downs {
-			if w := r.windowAt(d.coll, m.Version); w != nil {
-				cmds = append(cmds, collModCommand(d.coll, bson.D{{Key: "validator", Value: w}}))
+		for _, d := range t.Downs {
+			if w := r.windowAt(d.Coll, m.Version); w != nil {
+				cmds = append(cmds, collModCommand(d.Coll, bson.D{{Key: "validator", Value: w}}))
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: %d documents at version %d or above are downgraded to %d before the validators and indexes are reverted",
-				m.File, d.coll, d.count, d.from, d.to))
+				m.File, d.Coll, d.Count, d.From, d.To))
 		}
-		cmds = append(cmds, t.cmds...)
+		cmds = append(cmds, t.Cmds...)
 		if cmds, err = r.withLowering(ctx, cmds, lowered); err != nil { // constraint.go
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 			p.Notes = append(p.Notes, lostNote(d))
 		}
 		p.Notes = append(p.Notes, runOnceNotes(m)...)
-		p.Notes = append(p.Notes, t.lost...)
+		p.Notes = append(p.Notes, t.Lost...)
 		p.Migrations = append(p.Migrations, PlannedMigration{Version: m.Version, Name: m.Name, File: m.File, Commands: cmds})
 		ms = append(ms, m)
 	}
