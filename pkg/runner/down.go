@@ -9,6 +9,7 @@ import (
 	downgradewalk "github.com/mongomig/mongomig/internal/downgrade"
 	"github.com/mongomig/mongomig/internal/ledger"
 	"github.com/mongomig/mongomig/internal/lifecycleplan"
+	"github.com/mongomig/mongomig/internal/statusview"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/migration"
 )
@@ -99,20 +100,8 @@ func (r *Runner) checkDown(ctx context.Context, to int64) (*downPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var drifted []MigrationStatus
-	for _, ms := range st.Migrations {
-		switch {
-		case ms.State == StateMissing:
-			// The state before any revert is computed from every earlier
-			// file: without one, down would strip validators it cannot see.
-			// --allow-drift does not help: the file is needed.
-			return nil, &DriftError{Drifted: []MigrationStatus{ms}}
-		case ms.State == StateDrifted:
-			drifted = append(drifted, ms)
-		}
-	}
-	if len(drifted) > 0 && !r.cfg.allowDrift {
-		return nil, &DriftError{Drifted: drifted}
+	if err := statusview.Drift(st.Migrations, r.cfg.allowDrift, true); err != nil {
+		return nil, err
 	}
 	exists, err := r.existing(ctx)
 	if err != nil {

@@ -2,14 +2,13 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/mongomig/mongomig/internal/statusview"
 	"github.com/mongomig/mongomig/pkg/events"
 	"github.com/mongomig/mongomig/pkg/lint"
 	"github.com/mongomig/mongomig/pkg/migration"
@@ -64,47 +63,12 @@ type Tightening struct {
 	Held []HeldWindow `json:"held,omitempty"`
 }
 
-// DriftError lists applied migrations whose file changed or disappeared.
-type DriftError struct {
-	Drifted []MigrationStatus
-}
-
-func (e *DriftError) Error() string { return e.Message("", "accept it") }
-
-// Message is the error's message with the caller's words for the two ways
-// out of an edit: create (after "put the change in a new migration", such
-// as " (the command that writes one)") and accept ("accept it", or
-// the flag that does).
-func (e *DriftError) Message(create, accept string) string {
-	var lines []string
-	for _, m := range e.Drifted {
-		switch m.State {
-		case StateMissing:
-			lines = append(lines, fmt.Sprintf("migration %d (%s) is applied but its file is gone; restore it from version control", m.Version, m.File))
-		default:
-			lines = append(lines, fmt.Sprintf("%s was edited after it was applied (ledger %s, file %s); revert the edit and put the change in a new migration%s, or %s if the edit changes nothing the database sees",
-				m.File, short(m.LedgerChecksum), short(m.Checksum), create, accept))
-		}
-	}
-	return "drift: " + strings.Join(lines, "; ")
-}
-
-func short(sum string) string {
-	if len(sum) > 19 {
-		return sum[:19]
-	}
-	return sum
-}
-
-// OrderError is a pending migration numbered below an applied one.
-type OrderError struct {
-	Pending, Applied int64
-	File             string
-}
-
-func (e *OrderError) Error() string {
-	return fmt.Sprintf("%s is pending but migration %d is already applied; renumber it after %d (and after every applied migration) so that versions only grow", e.File, e.Applied, e.Applied)
-}
+// The ledger against the files: an edited or removed applied file, a
+// pending file numbered below an applied one (internal/statusview).
+type (
+	DriftError = statusview.DriftError
+	OrderError = statusview.OrderError
+)
 
 // Latest, given as the target version to [Runner.UpTo], [Runner.Plan] and
 // [Runner.DryRunReport], means every pending migration. (0 means version 0:
@@ -238,14 +202,8 @@ func (r *Runner) pending(ctx context.Context, to int64) ([]*migration.Migration,
 	if err != nil {
 		return nil, err
 	}
-	var drifted []MigrationStatus
-	for _, m := range st.Migrations {
-		if m.State == StateDrifted || m.State == StateMissing {
-			drifted = append(drifted, m)
-		}
-	}
-	if len(drifted) > 0 && !r.cfg.allowDrift {
-		return nil, &DriftError{Drifted: drifted}
+	if err := statusview.Drift(st.Migrations, r.cfg.allowDrift, false); err != nil {
+		return nil, err
 	}
 	var out []*migration.Migration
 	for _, m := range r.migrations {
