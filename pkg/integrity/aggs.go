@@ -40,17 +40,7 @@ func (r *aggRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func
 		for i, d := range docs {
 			ids[i] = d.Lookup("_id")
 		}
-		var got map[string]bson.RawValue
-		var err error
-		if method == MethodServer {
-			got, err = r.group(ctx, c, ids)
-			if notSupported(err) {
-				method = MethodClient
-			}
-		}
-		if method == MethodClient {
-			got, err = r.fold(ctx, c, ids)
-		}
+		got, err := r.values(ctx, c, ids, &method)
 		if err != nil {
 			return err
 		}
@@ -62,6 +52,20 @@ func (r *aggRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func
 		return nil
 	})
 	return n, method, err
+}
+
+// values are the aggregates of the parents ids, by parent: grouped on the
+// server while *method is server, else (from the first refusal on)
+// folded on the client.
+func (r *aggRule) values(ctx context.Context, c *Checker, ids bson.A, method *string) (map[string]bson.RawValue, error) {
+	if *method == MethodServer {
+		got, err := r.group(ctx, c, ids)
+		if !notSupported(err) {
+			return got, err
+		}
+		*method = MethodClient
+	}
+	return r.fold(ctx, c, ids)
 }
 
 func (r *aggRule) accumulator() bson.D {

@@ -122,9 +122,10 @@ type Options struct {
 
 // Checker checks and repairs the integrity rules of a set of migrations.
 type Checker struct {
-	db    *mongo.Database
-	rules []rule
-	opts  Options
+	db     *mongo.Database
+	rules  []rule
+	passes []*pass // repair's: the rules by collection (pass.go)
+	opts   Options
 
 	bulkOnce sync.Once
 	bulk     int // fixes per bulk write (bulkSize)
@@ -161,6 +162,7 @@ func New(db *mongo.Database, ms []*migration.Migration, opts Options) (*Checker,
 		}
 		c.rules = append(c.rules, rs...)
 	}
+	c.passes = passesOf(c.rules)
 	return c, nil
 }
 
