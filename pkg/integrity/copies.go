@@ -18,6 +18,7 @@ type copyRule struct {
 	field migration.CopyField
 	to    string
 	file  string
+	rule  string // info().Rule, set by rulesOf
 }
 
 func (r *copyRule) info() RuleResult {
@@ -85,24 +86,31 @@ func (r *copyRule) compare(doc bson.Raw, b base, srcDoc bson.Raw) (Finding, bool
 	src, sok := lookup(srcDoc, r.field.From)
 	cur, cok := lookup(b.doc, r.field.Path)
 	path := join(b.at, r.field.Path)
-	f := Finding{Rule: r.info().Rule, Collection: r.coll, ID: bsonx.ExtJSONOf(id), id: id, Path: path, Stored: quote(cur, cok)}
+	// The finding is built once something is out of line: most copies
+	// are in line, and quoting a value costs more than comparing it.
+	finding := func() Finding {
+		return Finding{Rule: r.rule, Collection: r.coll, ID: bsonx.ExtJSONOf(id), id: id, Path: path, Stored: quote(cur, cok)}
+	}
 	if r.cp.Mode == migration.CopySnapshot {
 		switch {
 		case !cok:
+			f := finding()
 			f.Problem = ProblemMissing
 			if sok {
 				f.ExpectedType = typeClass(src.Type)
 			}
 			return f, true
 		case sok && typeClass(src.Type) != typeClass(cur.Type):
+			f := finding()
 			f.Problem, f.ExpectedType = ProblemType, typeClass(src.Type)
 			return f, true
 		}
-		return f, false
+		return Finding{}, false
 	}
 	if sok == cok && (!sok || same(src, cur)) {
-		return f, false
+		return Finding{}, false
 	}
+	f := finding()
 	f.Problem, f.Expected = ProblemDiffers, quote(src, sok)
 	fx := &fix{coll: r.coll, id: id, rescan: r, wrong: f.Stored, right: f.Expected}
 	if b.at != r.cp.Base() && b.at != "" {

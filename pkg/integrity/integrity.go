@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -193,7 +194,9 @@ func rulesOf(in *migration.Integrity) ([]rule, error) {
 			return nil, fmt.Errorf("%s:%d: collection %q: copy via %q: no reference is declared at %q", in.File["copies"], cp.Pos.Line, in.Collection, cp.Via, cp.Via)
 		}
 		for _, f := range cp.Fields {
-			out = append(out, &copyRule{coll: in.Collection, cp: cp, field: f, to: ref.To, file: in.File["copies"]})
+			r := &copyRule{coll: in.Collection, cp: cp, field: f, to: ref.To, file: in.File["copies"]}
+			r.rule = r.info().Rule
+			out = append(out, r)
 		}
 	}
 	for _, a := range in.Aggregates {
@@ -292,7 +295,7 @@ func (c *Checker) fetch(ctx context.Context, coll string, ids []bson.RawValue, p
 	for i, id := range ids {
 		in[i] = id
 	}
-	cur, err := c.db.Collection(coll).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}}, findOpts(projection, len(ids)))
+	cur, err := c.db.Collection(coll).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}}, options.Find().SetProjection(projection).SetBatchSize(int32(min(len(ids)+1, 10000))))
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,9 @@ func skipsDonePass(t *testing.T, db *mongo.Database, opts integrity.Options) {
 }
 
 func TestRepairSkipsDonePass(t *testing.T) {
-	t.Run("progress", func(t *testing.T) { skipsDonePass(t, sandboxtest.Database(t, "integrity"), integrity.Options{BatchSize: 2}) })
+	t.Run("progress", func(t *testing.T) {
+		skipsDonePass(t, sandboxtest.Database(t, "integrity"), integrity.Options{BatchSize: 2})
+	})
 	t.Run("ranges", func(t *testing.T) {
 		db := sandboxtest.Database(t, "integrity")
 		skipsDonePass(t, db, integrity.Options{BatchSize: 2, Leases: leases{db}})
