@@ -19,10 +19,14 @@ import (
 // its own (one document). A pass of one rule scans as check does (a
 // reference with the server's $lookup).
 //
-// A pass is named by its rules' names joined by " + " (one rule: the
-// rule's name), and its progress, plan and ranges are stored and leased
-// under that name as a rule's are (resume.go, ranges.go): a collection
-// whose rules changed is walked anew.
+// A pass is stored and leased under the name of its last rule, as a rule
+// was (resume.go, ranges.go: "$repair$<rule>", its plan, its ranges and
+// their leases): the pass is done when its last rule is, as the
+// collection was when its rules were walked one by one (so the progress
+// a repair of one rule at a time left, its earlier rules done, is the
+// pass's). A rule added to the collection while a repair was stopped is
+// walked from where the pass stopped, like the others; the next repair,
+// which starts over, walks it whole.
 type pass struct {
 	rules []rule // one collection's rules, in rule order
 }
@@ -49,7 +53,11 @@ func passesOf(rules []rule) []*pass {
 	return out
 }
 
-func (p *pass) name() string {
+// name is the name the pass is stored and leased under: its last rule's.
+func (p *pass) name() string { return p.rules[len(p.rules)-1].info().Rule }
+
+// String names every rule of the pass, for errors.
+func (p *pass) String() string {
 	names := make([]string, len(p.rules))
 	for i, r := range p.rules {
 		names[i] = r.info().Rule

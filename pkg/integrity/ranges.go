@@ -240,7 +240,7 @@ func (c *Checker) repairRanges(ctx context.Context, store *state.Store, r *pass,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer gopanic.RecoverTo(&errs[wi], fmt.Sprintf("repair worker %d of %s", wi+1, r.name()))
+			defer gopanic.RecoverTo(&errs[wi], fmt.Sprintf("repair worker %d of %s", wi+1, r))
 			errs[wi] = c.rangeWorker(ctx, store, r, p, wi, t, pace, func(n counts) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -302,7 +302,7 @@ func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r *pass, 
 				return nil
 			}
 			if err != nil && !(errors.Is(err, lease.ErrLost) && ctx.Err() == nil) {
-				return fmt.Errorf("range %d of %s: %w", i, r.name(), err)
+				return fmt.Errorf("range %d of %s: %w", i, r, err)
 			}
 			// A lost lease: whoever took the range over goes on from its
 			// checkpoint; this worker goes on with the others.

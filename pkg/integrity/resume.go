@@ -154,7 +154,7 @@ func (c *Checker) repairPass(ctx context.Context, ps *pass, filter bson.D, t *ta
 		return w, failed
 	}
 	if err != nil {
-		return w, fmt.Errorf("check %s: %w", ps.name(), err)
+		return w, fmt.Errorf("check %s: %w", ps, err)
 	}
 	return w, nil
 }
