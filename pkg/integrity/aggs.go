@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -95,6 +97,34 @@ func (r *aggRule) group(ctx context.Context, c *Checker, ids bson.A) (map[string
 	out := map[string]bson.RawValue{}
 	for cur.Next(ctx) {
 		out[key(cur.Current.Lookup("_id"))] = cur.Current.Lookup("v")
+	}
+	return out, cur.Err()
+}
+
+// groupMany is group for several aggregates of one children's
+// collection and key (a parent's count and max of its comments): one
+// $group, an accumulator each; the values by parent, per aggregate.
+func groupMany(ctx context.Context, c *Checker, rs []*aggRule, ids bson.A) ([]map[string]bson.RawValue, error) {
+	group := bson.D{{Key: "_id", Value: "$" + rs[0].agg.By}}
+	out := make([]map[string]bson.RawValue, len(rs))
+	for i, r := range rs {
+		group = append(group, bson.E{Key: "v" + strconv.Itoa(i), Value: r.accumulator()})
+		out[i] = map[string]bson.RawValue{}
+	}
+	cur, err := c.db.Collection(rs[0].agg.From).Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: rs[0].childFilter(ids)}},
+		{{Key: "$group", Value: group}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		k := key(cur.Current.Lookup("_id"))
+		for i := range rs {
+			v := cur.Current.Lookup("v" + strconv.Itoa(i))
+			out[i][k] = bson.RawValue{Type: v.Type, Value: slices.Clone(v.Value)}
+		}
 	}
 	return out, cur.Err()
 }

@@ -133,13 +133,9 @@ func (p *pass) batch(ctx context.Context, c *Checker, docs []bson.Raw, method *s
 	for i, d := range docs {
 		ids[i] = d.Lookup("_id")
 	}
-	aggs := make([]map[string]bson.RawValue, len(p.rules))
-	for i, r := range p.rules {
-		if a, ok := r.(*aggRule); ok {
-			if aggs[i], err = a.values(ctx, c, ids, method); err != nil {
-				return err
-			}
-		}
+	aggs, err := p.aggregates(ctx, c, ids, method)
+	if err != nil {
+		return err
 	}
 	for _, d := range docs {
 		for i, r := range p.rules {
@@ -156,6 +152,52 @@ func (p *pass) batch(ctx context.Context, c *Checker, docs []bson.Raw, method *s
 		}
 	}
 	return nil
+}
+
+// aggregates are the values of the pass's aggregates for the parents
+// ids, by rule index: one $group for the aggregates of one children's
+// collection and key; folded on the client, rule by rule, where the
+// server has no $group.
+func (p *pass) aggregates(ctx context.Context, c *Checker, ids bson.A, method *string) ([]map[string]bson.RawValue, error) {
+	out := make([]map[string]bson.RawValue, len(p.rules))
+	var keys []string
+	sets := map[string][]int{}
+	for i, r := range p.rules {
+		if a, ok := r.(*aggRule); ok {
+			k := a.agg.From + "\x00" + a.agg.By
+			if sets[k] == nil {
+				keys = append(keys, k)
+			}
+			sets[k] = append(sets[k], i)
+		}
+	}
+	for _, k := range keys {
+		rs := make([]*aggRule, len(sets[k]))
+		for j, i := range sets[k] {
+			rs[j] = p.rules[i].(*aggRule)
+		}
+		if *method == MethodServer {
+			got, err := groupMany(ctx, c, rs, ids)
+			if err == nil {
+				for j, i := range sets[k] {
+					out[i] = got[j]
+				}
+				continue
+			}
+			if !notSupported(err) {
+				return nil, err
+			}
+			*method = MethodClient
+		}
+		for j, i := range sets[k] {
+			got, err := rs[j].fold(ctx, c, ids)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = got
+		}
+	}
+	return out, nil
 }
 
 // join fetches the documents docs name, one $in per referenced

@@ -60,6 +60,25 @@ func onePass(t *testing.T, db *mongo.Database, rec *cmdlog.Recorder, bulks bool)
 		// Batches 1..4 hold two students behind each, the last one (9).
 		t.Errorf("%d update commands on students: want %d, one bulk per batch", got, batches)
 	}
+
+	// The posts' two aggregates of the comments by postId: one read of
+	// the posts, one $group of the comments per batch (where the server
+	// has $group; else each folded from a find).
+	set(t, db, "posts", "b", "commentCount", int32(7))
+	c, err = integrity.New(db, rules(t), integrity.Options{BatchSize: 2, Collections: []string{"posts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset()
+	if rep, err := c.Repair(ctx, false); err != nil || rep.Fixed != 1 {
+		t.Fatalf("repair of the posts: %v, fixed %d; want post b's commentCount", err, rep.Fixed)
+	}
+	if got := on("find", "posts"); got != 1 {
+		t.Errorf("%d finds of posts: want 1", got)
+	}
+	if got := on("aggregate", "comments"); got > 1 || got == 0 && on("find", "comments") != 2 {
+		t.Errorf("%d aggregates of comments (%d finds): want one $group for both aggregates", got, on("find", "comments"))
+	}
 }
 
 func TestRepairOnePass(t *testing.T) {

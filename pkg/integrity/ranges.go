@@ -15,11 +15,13 @@ import (
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
-// A repair with Options.Leases splits each rule's work into _id ranges of
-// the rule's collection, the way a parallel backfill does, so repairs in
+// A repair with Options.Leases splits each pass's work (pass.go: the
+// rules of one collection, walked together; "<rule>" below is the name of
+// its last rule) into _id ranges of the collection, the way a parallel
+// backfill does, so repairs in
 // several processes (and Options.Workers workers in each) share it:
 //
-//   - The plan of a rule: split points of its collection's _ids
+//   - The plan of a pass: split points of its collection's _ids
 //     (internal/idsplit: quantiles of a $sample, or every k-th _id where
 //     the server has no $sample), about 4 ranges per worker and none
 //     smaller than a batch (one range when the planner has one worker), stored as "$repair$<rule>$plan$1" in
@@ -39,8 +41,8 @@ import (
 //     (the _id up to which every finding was handled, the fixes, done),
 //     fenced by the range's lease: a range taken over goes on after its
 //     last checkpoint.
-//   - The processes go through the rules in the same order, a rule once
-//     all its ranges are done. The one that finds every rule done removes
+//   - The processes go through the passes in the same order, a pass once
+//     all its ranges are done. The one that finds every pass done removes
 //     the plans and checkpoints, under the database lease, so the next
 //     repair starts over.
 
@@ -62,7 +64,7 @@ const splitSamplesPerRange = 32
 
 func planName(p *pass) string { return state.RepairKey(p.name()) }
 
-// repairRanged repairs every rule range by range (see above). notRun is
+// repairRanged repairs every pass range by range (see above). notRun is
 // set when the database lease was never acquired: nothing ran.
 func (c *Checker) repairRanged(ctx context.Context, t *tally) (notRun bool, err error) {
 	store := state.New(c.db)
