@@ -119,6 +119,10 @@ type Options struct {
 	Leases    lease.Acquirer
 	LeaseWait time.Duration
 	Workers   int
+	// Resumable: Check stores its progress and goes on from a stopped
+	// one's (checkresume.go); it needs Leases (it holds [CheckLease]) and
+	// a bound on the findings kept.
+	Resumable bool
 }
 
 // Checker checks and repairs the integrity rules of a set of migrations.
@@ -141,6 +145,9 @@ func New(db *mongo.Database, ms []*migration.Migration, opts Options) (*Checker,
 	}
 	if opts.MaxFindings == 0 {
 		opts.MaxFindings = 1000
+	}
+	if opts.Resumable && (opts.Leases == nil || opts.MaxFindings < 0) {
+		return nil, errors.New("a resumable check needs leases and a bound on the findings it keeps (it stores them)")
 	}
 	c := &Checker{db: db, opts: opts}
 	all := migration.IntegrityRules(ms)
@@ -210,6 +217,9 @@ func rulesOf(in *migration.Integrity) ([]rule, error) {
 
 // Check runs every rule and reports the values out of line.
 func (c *Checker) Check(ctx context.Context) (*Report, error) {
+	if c.opts.Resumable {
+		return c.checkResumable(ctx)
+	}
 	rep := &Report{Database: c.db.Name(), Rules: []RuleResult{}, Findings: []Finding{}}
 	for _, r := range c.rules {
 		res := r.info()
