@@ -44,7 +44,9 @@ import (
 //	    ("integrity.write students": before a repair's first attempt to
 //	    write a fix of a student), from the Nth time (from 0) on:
 //	    kill              the process kills itself (SIGKILL), the Nth time
-//	                      ("integrity.flush students": before a bulk of fixes)
+//	                      ("integrity.flush students": before a bulk of fixes;
+//	                      "integrity.check comments": as a check counts a
+//	                      value out of line of a comment)
 //	    comment POST      the Nth time, the application adds a comment to
 //	                      post POST and $inc's its commentCount
 //	    edit COLL ID      every time, $inc edits of document ID of COLL

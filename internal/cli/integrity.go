@@ -27,10 +27,12 @@ func checkCommand(e *env) *cli.Command {
 		Usage: "list the documents out of line with the declared references, copies, aggregates and counters",
 		Description: "Reads every document the integrity rules of the migration files cover and lists each value out\n" +
 			"of line: _id, rule, stored and expected value, and the counts per rule (docs/integrity.md).\n" + exitHelp("check"),
-		Flags: append(integrityFlags(),
+		Flags: append(append(integrityFlags(),
 			&cli.BoolFlag{Name: "all", Usage: "list every value out of line, not only the first 1000 (the counts are always complete)"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "report format: text, json, markdown or junit"},
-			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` instead of stdout"}),
+			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` instead of stdout"},
+			&cli.BoolFlag{Name: "resume", Usage: "store the check's progress in mongomig_backfill and go on from a stopped check's"}),
+			lockFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err
@@ -43,7 +45,10 @@ func checkCommand(e *env) *cli.Command {
 			if c.Bool("all") {
 				opts.MaxFindings = -1
 			}
-			return e.runCheck(c.Context, opts, rs)
+			if opts.Resumable = c.Bool("resume"); opts.Resumable && c.Bool("all") {
+				return usageError(fmt.Errorf("--resume with --all: a resumable check stores the values it lists, at most the first 1000"))
+			}
+			return e.runCheck(c.Context, opts, rs, parseLockFlags(c))
 		},
 	}
 }
@@ -121,8 +126,11 @@ func (e *env) checker(ctx context.Context, opts integrity.Options, oo openOption
 	return c, s, nil
 }
 
-func (e *env) runCheck(ctx context.Context, opts integrity.Options, rs reportSettings) error {
-	c, s, err := e.checker(ctx, opts, openOptions{}, false)
+func (e *env) runCheck(ctx context.Context, opts integrity.Options, rs reportSettings, lock *lockOptions) error {
+	// --resume: the runner is the lease acquirer (--lock-wait,
+	// --lock-lease): two resumable checks of one database never run at
+	// once.
+	c, s, err := e.checker(ctx, opts, openOptions{lock: lock}, opts.Resumable)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 )
 
 // A repair's progress (pkg/integrity): "$repair$<rule>", one document per
-// integrity rule `mongomig repair` is walking. A collection name never
+// pass `mongomig repair` is walking (the rules of one collection, walked
+// together, named by the last of them; a counter alone). A collection name never
 // contains '$', so the key is no collection's checkpoint. It is written
 // only by a repair holding the integrity repair lease (every write fenced
 // by it), as a $set of its own fields. LastID is the _id of the rule's

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -40,17 +42,7 @@ func (r *aggRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func
 		for i, d := range docs {
 			ids[i] = d.Lookup("_id")
 		}
-		var got map[string]bson.RawValue
-		var err error
-		if method == MethodServer {
-			got, err = r.group(ctx, c, ids)
-			if notSupported(err) {
-				method = MethodClient
-			}
-		}
-		if method == MethodClient {
-			got, err = r.fold(ctx, c, ids)
-		}
+		got, err := r.values(ctx, c, ids, &method)
 		if err != nil {
 			return err
 		}
@@ -62,6 +54,20 @@ func (r *aggRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func
 		return nil
 	})
 	return n, method, err
+}
+
+// values are the aggregates of the parents ids, by parent: grouped on the
+// server while *method is server, else (from the first refusal on)
+// folded on the client.
+func (r *aggRule) values(ctx context.Context, c *Checker, ids bson.A, method *string) (map[string]bson.RawValue, error) {
+	if *method == MethodServer {
+		got, err := r.group(ctx, c, ids)
+		if !notSupported(err) {
+			return got, err
+		}
+		*method = MethodClient
+	}
+	return r.fold(ctx, c, ids)
 }
 
 func (r *aggRule) accumulator() bson.D {
@@ -91,6 +97,34 @@ func (r *aggRule) group(ctx context.Context, c *Checker, ids bson.A) (map[string
 	out := map[string]bson.RawValue{}
 	for cur.Next(ctx) {
 		out[key(cur.Current.Lookup("_id"))] = cur.Current.Lookup("v")
+	}
+	return out, cur.Err()
+}
+
+// groupMany is group for several aggregates of one children's
+// collection and key (a parent's count and max of its comments): one
+// $group, an accumulator each; the values by parent, per aggregate.
+func groupMany(ctx context.Context, c *Checker, rs []*aggRule, ids bson.A) ([]map[string]bson.RawValue, error) {
+	group := bson.D{{Key: "_id", Value: "$" + rs[0].agg.By}}
+	out := make([]map[string]bson.RawValue, len(rs))
+	for i, r := range rs {
+		group = append(group, bson.E{Key: "v" + strconv.Itoa(i), Value: r.accumulator()})
+		out[i] = map[string]bson.RawValue{}
+	}
+	cur, err := c.db.Collection(rs[0].agg.From).Aggregate(ctx, mongo.Pipeline{
+		{{Key: "$match", Value: rs[0].childFilter(ids)}},
+		{{Key: "$group", Value: group}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		k := key(cur.Current.Lookup("_id"))
+		for i := range rs {
+			v := cur.Current.Lookup("v" + strconv.Itoa(i))
+			out[i][k] = bson.RawValue{Type: v.Type, Value: slices.Clone(v.Value)}
+		}
 	}
 	return out, cur.Err()
 }

@@ -12,34 +12,45 @@ import (
 	"github.com/mongomig/mongomig/pkg/probe"
 )
 
-// ruleWalk is one rule's repair as its scan emits the findings. The
+// passWalk is one pass's repair as its scan emits the findings. The
 // guarded updates of a batch go in one unordered bulk write (a batch:
-// Options.BatchSize fixes, or fewer when the progress is saved): when
-// every guard matched, each is fixed; when some missed (a concurrent
-// write), every document of the bulk is re-checked, and one still out
-// of line is repaired on its own (re-checked on each miss, as before).
-// A fix that needs a look-up first (a dangling reference) or deletes is
-// sent on its own.
-type ruleWalk struct {
+// Options.BatchSize fixes, or fewer when the progress is saved; a pass of
+// several rules writes one bulk per batch it read): when every guard
+// matched, each is fixed; when some missed (a concurrent write), every
+// document of the bulk is re-checked for every rule of the pass, and a
+// value still (or now) out of line is repaired on its own (re-checked on
+// each miss, as before). A fix that needs a look-up first (a dangling
+// reference) or deletes is sent on its own.
+type passWalk struct {
 	c           *Checker
-	r           rule
+	p           *pass
 	t           *tally
 	dryRun      bool
 	pace        *pacer
 	fixed, left int64
-	save        func(last bson.RawValue, fixed int64) error
-	saved       time.Time
-	prev        bson.RawValue
-	complete    bson.RawValue // the last document whose every finding is queued or handled
-	pending     []Finding
-	flushes     int
+	// byRule counts this walk's fixed and left per rule.
+	byRule   map[string]*[2]int64
+	save     func(last bson.RawValue, fixed int64) error
+	saved    time.Time
+	prev     bson.RawValue
+	complete bson.RawValue // the last document whose every finding is queued or handled
+	// handled: the findings of prev handled already (a re-check after a
+	// missed guard handles those of the rules the scan has yet to emit).
+	handled map[string]bool
+	pending []Finding
+	flushes int
 }
 
-func (w *ruleWalk) handle(ctx context.Context, f Finding) error {
+func (w *passWalk) handle(ctx context.Context, f Finding) error {
 	if w.prev.Type != 0 && key(w.prev) != key(f.id) {
 		w.complete = w.prev // its findings are all queued or handled
+		clear(w.handled)
 	}
 	w.prev = f.id
+	if w.handled[findingKey(f)] {
+		return nil
+	}
+	w.mark(f)
 	if f.fix != nil && !w.dryRun {
 		if err := w.pace.wait(ctx); err != nil {
 			return err
@@ -65,8 +76,29 @@ func (w *ruleWalk) handle(ctx context.Context, f Finding) error {
 	return nil
 }
 
+// mark notes f handled, when it is a finding of the document the scan is
+// at.
+func (w *passWalk) mark(f Finding) {
+	if w.prev.Type != 0 && key(w.prev) == key(f.id) {
+		if w.handled == nil {
+			w.handled = map[string]bool{}
+		}
+		w.handled[findingKey(f)] = true
+	}
+}
+
+// batchEnd writes the batch's fixes: every finding up to last is handled.
+func (w *passWalk) batchEnd(ctx context.Context, last bson.RawValue) error {
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	w.prev, w.complete = bson.RawValue{}, last
+	clear(w.handled)
+	return w.maybeSave()
+}
+
 // one repairs f on its own.
-func (w *ruleWalk) one(ctx context.Context, f Finding) error {
+func (w *passWalk) one(ctx context.Context, f Finding) error {
 	f, out, err := w.c.repairOne(ctx, f, w.dryRun)
 	if err != nil {
 		return fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
@@ -75,19 +107,29 @@ func (w *ruleWalk) one(ctx context.Context, f Finding) error {
 	return nil
 }
 
-func (w *ruleWalk) record(f Finding, out string) {
+func (w *passWalk) record(f Finding, out string) {
+	if w.byRule == nil {
+		w.byRule = map[string]*[2]int64{}
+	}
+	n := w.byRule[f.Rule]
+	if n == nil {
+		n = &[2]int64{}
+		w.byRule[f.Rule] = n
+	}
 	switch out {
 	case OutcomeFixed, OutcomeWouldFix:
 		w.fixed++
+		n[0]++
 	case OutcomeInLine:
 	default:
 		w.left++
+		n[1]++
 	}
 	w.t.add(Fix{Rule: f.Rule, Collection: f.Collection, ID: f.ID, Path: f.Path, Wrong: f.Stored, Right: rightOf(f), Outcome: out})
 }
 
 // flush writes the pending fixes in one bulk.
-func (w *ruleWalk) flush(ctx context.Context) error {
+func (w *passWalk) flush(ctx context.Context) error {
 	batch := w.pending
 	w.pending = nil
 	if len(batch) == 0 {
@@ -111,29 +153,64 @@ func (w *ruleWalk) flush(ctx context.Context) error {
 		}
 		return w.maybeSave()
 	}
-	// Some guard missed: which one is not in the reply. A document in line
-	// now was fixed by the bulk (or, in the same instant, by another
-	// writer); one still out of line is repaired on its own.
-	for _, f := range batch {
-		now, err := w.c.recheck(ctx, f)
-		if err != nil {
-			return fmt.Errorf("re-check %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
-		}
-		if now == nil {
-			w.record(f, OutcomeFixed)
-			continue
-		}
-		if err := w.one(ctx, *now); err != nil {
-			return err
-		}
+	if err := w.missed(ctx, batch); err != nil {
+		return err
 	}
 	return w.maybeSave()
 }
 
+// missed handles a bulk some guard of which missed (which one is not in
+// the reply): each of its documents is re-checked for every rule of the
+// pass. A value in line now was fixed by the bulk (or, in the same
+// instant, by another writer); one still out of line is repaired on its
+// own, and so is one the concurrent write put out of line for another
+// rule of the pass (which read the document before that write).
+func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
+	for i := 0; i < len(batch); {
+		j := i
+		for j < len(batch) && key(batch[j].id) == key(batch[i].id) {
+			j++
+		}
+		now, err := w.p.rescan(ctx, w.c, batch[i].id)
+		if err != nil {
+			return fmt.Errorf("re-check %s _id %s: %w", batch[i].Collection, batch[i].ID, err)
+		}
+		byKey := map[string]int{}
+		for k, g := range now {
+			if _, dup := byKey[findingKey(g)]; !dup {
+				byKey[findingKey(g)] = k
+			}
+		}
+		used := make([]bool, len(now))
+		for _, f := range batch[i:j] {
+			k, ok := byKey[findingKey(f)]
+			if !ok || used[k] {
+				w.record(f, OutcomeFixed)
+				continue
+			}
+			used[k] = true
+			if err := w.one(ctx, now[k]); err != nil {
+				return err
+			}
+		}
+		for k, g := range now {
+			if used[k] || g.fix == nil || g.fix.precheck != nil || g.fix.del || key(w.prev) == key(g.id) && w.handled[findingKey(g)] {
+				continue
+			}
+			w.mark(g)
+			if err := w.one(ctx, g); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
 // maybeSave stores the progress, at most every saveEvery, when nothing is
 // pending: every finding up to the last complete document is handled.
-func (w *ruleWalk) maybeSave() error {
-	if w.save == nil || len(w.pending) > 0 || w.complete.Type == 0 || w.r.info().Kind == KindCounter || time.Since(w.saved) < saveEvery {
+func (w *passWalk) maybeSave() error {
+	if w.save == nil || len(w.pending) > 0 || w.complete.Type == 0 || w.p.counter() || time.Since(w.saved) < saveEvery {
 		return nil
 	}
 	if err := w.save(w.complete, w.fixed); err != nil {

@@ -18,6 +18,7 @@ type copyRule struct {
 	field migration.CopyField
 	to    string
 	file  string
+	rule  string // info().Rule, set by rulesOf
 }
 
 func (r *copyRule) info() RuleResult {
@@ -37,36 +38,46 @@ func (r *copyRule) projection() bson.D {
 // with one $in query.
 func (r *copyRule) scan(ctx context.Context, c *Checker, filter bson.D, emit func(Finding)) (int64, string, error) {
 	n, err := c.batches(ctx, r.coll, filter, r.projection(), func(docs []bson.Raw) error {
-		var ids []bson.RawValue
-		for _, d := range docs {
-			for _, b := range bases(d, r.cp.Base()) {
-				if v, ok := lookup(b.doc, r.cp.Key()); ok && v.Type != bson.TypeNull {
-					ids = append(ids, v)
-				}
-			}
-		}
-		src, err := c.fetch(ctx, r.to, distinct(ids), bson.D{{Key: r.field.From, Value: 1}})
+		src, err := c.fetch(ctx, r.to, distinct(r.sources(docs)), bson.D{{Key: r.field.From, Value: 1}})
 		if err != nil {
 			return err
 		}
 		for _, d := range docs {
-			for _, b := range bases(d, r.cp.Base()) {
-				ref, ok := lookup(b.doc, r.cp.Key())
-				if !ok {
-					continue
-				}
-				s, found := src[key(ref)]
-				if !found {
-					continue // dangling: the reference rule reports it
-				}
-				if f, bad := r.compare(d, b, s); bad {
-					emit(f)
-				}
-			}
+			r.checkDoc(d, src, emit)
 		}
 		return nil
 	})
 	return n, MethodClient, err
+}
+
+// sources are the references docs copy from (not distinct).
+func (r *copyRule) sources(docs []bson.Raw) []bson.RawValue {
+	var ids []bson.RawValue
+	for _, d := range docs {
+		for _, b := range bases(d, r.cp.Base()) {
+			if v, ok := lookup(b.doc, r.cp.Key()); ok && v.Type != bson.TypeNull {
+				ids = append(ids, v)
+			}
+		}
+	}
+	return ids
+}
+
+// checkDoc compares doc's copies with their sources in src (by key).
+func (r *copyRule) checkDoc(doc bson.Raw, src map[string]bson.Raw, emit func(Finding)) {
+	for _, b := range bases(doc, r.cp.Base()) {
+		ref, ok := lookup(b.doc, r.cp.Key())
+		if !ok {
+			continue
+		}
+		s, found := src[key(ref)]
+		if !found {
+			continue // dangling: the reference rule reports it
+		}
+		if f, bad := r.compare(doc, b, s); bad {
+			emit(f)
+		}
+	}
 }
 
 // compare checks one copy against its source document.
@@ -75,24 +86,31 @@ func (r *copyRule) compare(doc bson.Raw, b base, srcDoc bson.Raw) (Finding, bool
 	src, sok := lookup(srcDoc, r.field.From)
 	cur, cok := lookup(b.doc, r.field.Path)
 	path := join(b.at, r.field.Path)
-	f := Finding{Rule: r.info().Rule, Collection: r.coll, ID: bsonx.ExtJSONOf(id), id: id, Path: path, Stored: quote(cur, cok)}
+	// The finding is built once something is out of line: most copies
+	// are in line, and quoting a value costs more than comparing it.
+	finding := func() Finding {
+		return Finding{Rule: r.rule, Collection: r.coll, ID: bsonx.ExtJSONOf(id), id: id, Path: path, Stored: quote(cur, cok)}
+	}
 	if r.cp.Mode == migration.CopySnapshot {
 		switch {
 		case !cok:
+			f := finding()
 			f.Problem = ProblemMissing
 			if sok {
 				f.ExpectedType = typeClass(src.Type)
 			}
 			return f, true
 		case sok && typeClass(src.Type) != typeClass(cur.Type):
+			f := finding()
 			f.Problem, f.ExpectedType = ProblemType, typeClass(src.Type)
 			return f, true
 		}
-		return f, false
+		return Finding{}, false
 	}
 	if sok == cok && (!sok || same(src, cur)) {
-		return f, false
+		return Finding{}, false
 	}
+	f := finding()
 	f.Problem, f.Expected = ProblemDiffers, quote(src, sok)
 	fx := &fix{coll: r.coll, id: id, rescan: r, wrong: f.Stored, right: f.Expected}
 	if b.at != r.cp.Base() && b.at != "" {

@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
@@ -118,13 +119,18 @@ type Options struct {
 	Leases    lease.Acquirer
 	LeaseWait time.Duration
 	Workers   int
+	// Resumable: Check stores its progress and goes on from a stopped
+	// one's (checkresume.go); it needs Leases (it holds [CheckLease]) and
+	// a bound on the findings kept.
+	Resumable bool
 }
 
 // Checker checks and repairs the integrity rules of a set of migrations.
 type Checker struct {
-	db    *mongo.Database
-	rules []rule
-	opts  Options
+	db     *mongo.Database
+	rules  []rule
+	passes []*pass // repair's: the rules by collection (pass.go)
+	opts   Options
 
 	bulkOnce sync.Once
 	bulk     int // fixes per bulk write (bulkSize)
@@ -139,6 +145,9 @@ func New(db *mongo.Database, ms []*migration.Migration, opts Options) (*Checker,
 	}
 	if opts.MaxFindings == 0 {
 		opts.MaxFindings = 1000
+	}
+	if opts.Resumable && (opts.Leases == nil || opts.MaxFindings < 0) {
+		return nil, errors.New("a resumable check needs leases and a bound on the findings it keeps (it stores them)")
 	}
 	c := &Checker{db: db, opts: opts}
 	all := migration.IntegrityRules(ms)
@@ -161,6 +170,7 @@ func New(db *mongo.Database, ms []*migration.Migration, opts Options) (*Checker,
 		}
 		c.rules = append(c.rules, rs...)
 	}
+	c.passes = passesOf(c.rules)
 	return c, nil
 }
 
@@ -191,7 +201,9 @@ func rulesOf(in *migration.Integrity) ([]rule, error) {
 			return nil, fmt.Errorf("%s:%d: collection %q: copy via %q: no reference is declared at %q", in.File["copies"], cp.Pos.Line, in.Collection, cp.Via, cp.Via)
 		}
 		for _, f := range cp.Fields {
-			out = append(out, &copyRule{coll: in.Collection, cp: cp, field: f, to: ref.To, file: in.File["copies"]})
+			r := &copyRule{coll: in.Collection, cp: cp, field: f, to: ref.To, file: in.File["copies"]}
+			r.rule = r.info().Rule
+			out = append(out, r)
 		}
 	}
 	for _, a := range in.Aggregates {
@@ -205,6 +217,9 @@ func rulesOf(in *migration.Integrity) ([]rule, error) {
 
 // Check runs every rule and reports the values out of line.
 func (c *Checker) Check(ctx context.Context) (*Report, error) {
+	if c.opts.Resumable {
+		return c.checkResumable(ctx)
+	}
 	rep := &Report{Database: c.db.Name(), Rules: []RuleResult{}, Findings: []Finding{}}
 	for _, r := range c.rules {
 		res := r.info()
@@ -290,7 +305,7 @@ func (c *Checker) fetch(ctx context.Context, coll string, ids []bson.RawValue, p
 	for i, id := range ids {
 		in[i] = id
 	}
-	cur, err := c.db.Collection(coll).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}}, findOpts(projection, len(ids)))
+	cur, err := c.db.Collection(coll).Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}}, options.Find().SetProjection(projection).SetBatchSize(int32(min(len(ids)+1, 10000))))
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,13 @@ import (
 	"github.com/mongomig/mongomig/pkg/lease"
 )
 
-// A repair with Options.Leases splits each rule's work into _id ranges of
-// the rule's collection, the way a parallel backfill does, so repairs in
+// A repair with Options.Leases splits each pass's work (pass.go: the
+// rules of one collection, walked together; "<rule>" below is the name of
+// its last rule) into _id ranges of the collection, the way a parallel
+// backfill does, so repairs in
 // several processes (and Options.Workers workers in each) share it:
 //
-//   - The plan of a rule: split points of its collection's _ids
+//   - The plan of a pass: split points of its collection's _ids
 //     (internal/idsplit: quantiles of a $sample, or every k-th _id where
 //     the server has no $sample), about 4 ranges per worker and none
 //     smaller than a batch (one range when the planner has one worker), stored as "$repair$<rule>$plan$1" in
@@ -39,8 +41,8 @@ import (
 //     (the _id up to which every finding was handled, the fixes, done),
 //     fenced by the range's lease: a range taken over goes on after its
 //     last checkpoint.
-//   - The processes go through the rules in the same order, a rule once
-//     all its ranges are done. The one that finds every rule done removes
+//   - The processes go through the passes in the same order, a pass once
+//     all its ranges are done. The one that finds every pass done removes
 //     the plans and checkpoints, under the database lease, so the next
 //     repair starts over.
 
@@ -60,14 +62,14 @@ const rangesPerWorker = 4
 // splitSamplesPerRange: the $sample size per range (as a backfill's).
 const splitSamplesPerRange = 32
 
-func planName(r rule) string { return state.RepairKey(r.info().Rule) }
+func planName(p *pass) string { return state.RepairKey(p.name()) }
 
-// repairRanged repairs every rule range by range (see above). notRun is
+// repairRanged repairs every pass range by range (see above). notRun is
 // set when the database lease was never acquired: nothing ran.
 func (c *Checker) repairRanged(ctx context.Context, t *tally) (notRun bool, err error) {
 	store := state.New(c.db)
 	pace := &pacer{rate: c.opts.Rate}
-	for i, r := range c.rules {
+	for i, r := range c.passes {
 		p, err := c.rulePlan(ctx, store, r)
 		if err != nil {
 			return i == 0 && p == nil && errors.Is(err, lease.ErrTimeout), err
@@ -102,7 +104,7 @@ func (c *Checker) forget(ctx context.Context, store *state.Store) error {
 				_ = l.Release(context.WithoutCancel(ctx))
 			}
 		}()
-		for _, r := range c.rules {
+		for _, r := range c.passes {
 			p, err := store.Plan(lctx, planName(r), repairGeneration)
 			if err != nil || p == nil {
 				if err != nil {
@@ -115,7 +117,7 @@ func (c *Checker) forget(ctx context.Context, store *state.Store) error {
 				return err
 			}
 			for i := range n {
-				l, err := c.opts.Leases.Acquire(lctx, RepairRangeLease(c.db.Name(), r.info().Rule, i), forgetWait)
+				l, err := c.opts.Leases.Acquire(lctx, RepairRangeLease(c.db.Name(), r.name(), i), forgetWait)
 				if errors.Is(err, lease.ErrTimeout) {
 					return nil
 				}
@@ -156,7 +158,7 @@ func (p *repairPlan) bounds(i int) bson.D {
 }
 
 // rulePlan reads (or makes and stores) r's plan under the database lease.
-func (c *Checker) rulePlan(ctx context.Context, store *state.Store, r rule) (*repairPlan, error) {
+func (c *Checker) rulePlan(ctx context.Context, store *state.Store, r *pass) (*repairPlan, error) {
 	var out *repairPlan
 	err := lease.With(ctx, c.opts.Leases, RepairLease(c.db.Name()), c.opts.LeaseWait, func(lctx context.Context) error {
 		p, err := store.Plan(lctx, planName(r), repairGeneration)
@@ -184,8 +186,8 @@ func (c *Checker) rulePlan(ctx context.Context, store *state.Store, r rule) (*re
 // splitPoints splits r's collection into about rangesPerWorker ranges per
 // worker, each at least a batch, keeping the split points of one type
 // class.
-func (c *Checker) splitPoints(ctx context.Context, r rule) (bson.A, string, error) {
-	if r.info().Kind == KindCounter {
+func (c *Checker) splitPoints(ctx context.Context, r *pass) (bson.A, string, error) {
+	if r.counter() {
 		return bson.A{}, "one range: a counter", nil
 	}
 	if c.opts.Workers <= 1 {
@@ -194,7 +196,7 @@ func (c *Checker) splitPoints(ctx context.Context, r rule) (bson.A, string, erro
 		// index (FerretDB), and one process gains nothing from splitting.
 		return bson.A{}, "one range: one worker", nil
 	}
-	coll := c.db.Collection(r.info().Collection)
+	coll := c.db.Collection(r.coll())
 	est, err := coll.EstimatedDocumentCount(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("estimate the size of %s: %w", coll.Name(), err)
@@ -229,22 +231,26 @@ func oneClass(splits bson.A) bson.A {
 }
 
 // repairRanges runs the workers over r's ranges until all are done.
-func (c *Checker) repairRanges(ctx context.Context, store *state.Store, r rule, p *repairPlan, t *tally, pace *pacer) error {
+func (c *Checker) repairRanges(ctx context.Context, store *state.Store, r *pass, p *repairPlan, t *tally, pace *pacer) error {
 	workers := max(c.opts.Workers, 1)
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
-	var fixed, left int64
+	total := counts{}
 	var mu sync.Mutex
 	skipped := true
 	for wi := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer gopanic.RecoverTo(&errs[wi], fmt.Sprintf("repair worker %d of %s", wi+1, r.info().Rule))
-			errs[wi] = c.rangeWorker(ctx, store, r, p, wi, t, pace, func(f, l int64) {
+			defer gopanic.RecoverTo(&errs[wi], fmt.Sprintf("repair worker %d of %s", wi+1, r))
+			errs[wi] = c.rangeWorker(ctx, store, r, p, wi, t, pace, func(n counts) {
 				mu.Lock()
 				defer mu.Unlock()
-				fixed, left, skipped = fixed+f, left+l, false
+				for k, v := range n {
+					got := total[k]
+					total[k] = [2]int64{got[0] + v[0], got[1] + v[1]}
+				}
+				skipped = false
 			})
 		}()
 	}
@@ -258,16 +264,16 @@ func (c *Checker) repairRanges(ctx context.Context, store *state.Store, r rule, 
 			return err
 		}
 		t.setResumed()
-		c.progress(RuleProgress{Rule: r.info().Rule, Fixed: n, Skipped: true})
+		c.passSkipped(r, n)
 		return nil
 	}
-	c.progress(RuleProgress{Rule: r.info().Rule, Fixed: fixed, Left: left})
+	c.passProgress(r, total, 0)
 	return nil
 }
 
 // rangeWorker takes unfinished ranges no one holds, one at a time, until
 // every range is done; walked is told each range's counts.
-func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r rule, p *repairPlan, wi int, t *tally, pace *pacer, walked func(fixed, left int64)) error {
+func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r *pass, p *repairPlan, wi int, t *tally, pace *pacer, walked func(counts)) error {
 	n := p.ranges()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -283,7 +289,7 @@ func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r rule, p
 			if done[i] {
 				continue
 			}
-			l, err := c.opts.Leases.Acquire(ctx, RepairRangeLease(c.db.Name(), r.info().Rule, i), 0)
+			l, err := c.opts.Leases.Acquire(ctx, RepairRangeLease(c.db.Name(), r.name(), i), 0)
 			if errors.Is(err, lease.ErrTimeout) {
 				continue // another worker has it
 			}
@@ -298,7 +304,7 @@ func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r rule, p
 				return nil
 			}
 			if err != nil && !(errors.Is(err, lease.ErrLost) && ctx.Err() == nil) {
-				return fmt.Errorf("range %d of %s: %w", i, r.info().Rule, err)
+				return fmt.Errorf("range %d of %s: %w", i, r, err)
 			}
 			// A lost lease: whoever took the range over goes on from its
 			// checkpoint; this worker goes on with the others.
@@ -313,7 +319,7 @@ func (c *Checker) rangeWorker(ctx context.Context, store *state.Store, r rule, p
 }
 
 // walkRange repairs range i of r under its lease (ctx carries it).
-func (c *Checker) walkRange(ctx context.Context, store *state.Store, r rule, p *repairPlan, i int, t *tally, pace *pacer, walked func(fixed, left int64)) error {
+func (c *Checker) walkRange(ctx context.Context, store *state.Store, r *pass, p *repairPlan, i int, t *tally, pace *pacer, walked func(counts)) error {
 	if plan, err := store.Plan(ctx, planName(r), repairGeneration); err != nil || plan == nil {
 		if err == nil {
 			err = errPlanGone
@@ -325,7 +331,7 @@ func (c *Checker) walkRange(ctx context.Context, store *state.Store, r rule, p *
 		return err // done by another worker since we looked
 	}
 	filter := p.bounds(i)
-	if cp.LastID != nil && r.info().Kind != KindCounter {
+	if cp.LastID != nil && !r.counter() {
 		t.setResumed()
 		filter = and(filter, after(cp.LastID))
 	}
@@ -334,8 +340,9 @@ func (c *Checker) walkRange(ctx context.Context, store *state.Store, r rule, p *
 		return store.SaveRange(ctx, &cp)
 	}
 	from := cp.Upgraded
-	fixed, left, err := c.repairRule(ctx, r, filter, t, false, pace, from, save)
-	walked(fixed-from, left)
+	w, err := c.repairPass(ctx, r, filter, t, false, pace, from, save)
+	fixed := w.fixed
+	walked(w.counts())
 	if err != nil {
 		return err
 	}

@@ -92,14 +92,19 @@ func (r *refRule) client(ctx context.Context, c *Checker, filter bson.D, emit fu
 			return err
 		}
 		for _, d := range docs {
-			for _, v := range distinct(refValues(d, r.ref.Path)) {
-				if _, ok := found[key(v)]; !ok {
-					emit(r.finding(d, v))
-				}
-			}
+			r.checkDoc(d, found, emit)
 		}
 		return nil
 	})
+}
+
+// checkDoc emits doc's references that name none of found (by key).
+func (r *refRule) checkDoc(doc bson.Raw, found map[string]bson.Raw, emit func(Finding)) {
+	for _, v := range distinct(refValues(doc, r.ref.Path)) {
+		if _, ok := found[key(v)]; !ok {
+			emit(r.finding(doc, v))
+		}
+	}
 }
 
 func (r *refRule) finding(doc bson.Raw, v bson.RawValue) Finding {

@@ -23,16 +23,17 @@ type RuleProgress struct {
 	Skipped bool `json:"skipped,omitempty"`
 }
 
-// repairRules walks the rules, each from its stored progress: a rule a
-// stopped repair finished is skipped; one it stopped in is scanned from
-// above the last _id it handled (the findings of a rule come in _id
-// order of its collection; a counter's are one document, rescanned).
+// repairRules walks the passes (pass.go), each from its stored progress:
+// a pass a stopped repair finished is skipped; one it stopped in is
+// scanned from above the last _id it handled (the findings of a pass come
+// in _id order of its collection; a counter's are one document,
+// rescanned).
 func (c *Checker) repairRules(ctx context.Context, t *tally, dryRun bool) error {
 	store := state.New(c.db)
 	pace := &pacer{rate: c.opts.Rate}
 	rep := t.rep
-	for _, r := range c.rules {
-		name := r.info().Rule
+	for _, ps := range c.passes {
+		name := ps.name()
 		p := state.RepairProgress{ID: state.RepairKey(name), Rule: name}
 		if !dryRun {
 			var err error
@@ -42,11 +43,11 @@ func (c *Checker) repairRules(ctx context.Context, t *tally, dryRun bool) error 
 		}
 		if p.Done {
 			rep.Resumed = true
-			c.progress(RuleProgress{Rule: name, Fixed: p.Fixed, Skipped: true})
+			c.passSkipped(ps, p.Fixed)
 			continue
 		}
 		filter := bson.D{}
-		if p.LastID != nil && r.info().Kind != KindCounter {
+		if p.LastID != nil && !ps.counter() {
 			rep.Resumed = true
 			filter = after(p.LastID)
 		}
@@ -57,8 +58,9 @@ func (c *Checker) repairRules(ctx context.Context, t *tally, dryRun bool) error 
 				return store.SaveRepairProgress(ctx, &p)
 			}
 		}
-		fixed, left, err := c.repairRule(ctx, r, filter, t, dryRun, pace, p.Fixed, save)
-		p.Fixed = fixed
+		carried := p.Fixed
+		w, err := c.repairPass(ctx, ps, filter, t, dryRun, pace, p.Fixed, save)
+		p.Fixed = w.fixed
 		if err != nil {
 			return err
 		}
@@ -68,12 +70,47 @@ func (c *Checker) repairRules(ctx context.Context, t *tally, dryRun bool) error 
 				return err
 			}
 		}
-		c.progress(RuleProgress{Rule: name, Fixed: p.Fixed, Left: left})
+		c.passProgress(ps, w.counts(), carried)
 	}
 	if dryRun {
 		return nil
 	}
 	return store.ForgetRepair(ctx)
+}
+
+// counts are fixed and left per rule.
+type counts map[string][2]int64
+
+func (w *passWalk) counts() counts {
+	out := counts{}
+	for r, n := range w.byRule {
+		out[r] = *n
+	}
+	return out
+}
+
+// passProgress tells Options.Progress the count of each rule of a pass
+// that finished; carried (the fixes of the walks of it that stopped) is
+// counted with its first rule: the progress stored is the pass's.
+func (c *Checker) passProgress(ps *pass, n counts, carried int64) {
+	for i, r := range ps.rules {
+		got := n[r.info().Rule]
+		if i == 0 {
+			got[0] += carried
+		}
+		c.progress(RuleProgress{Rule: r.info().Rule, Fixed: got[0], Left: got[1]})
+	}
+}
+
+// passSkipped tells Options.Progress the rules of a pass a stopped repair
+// finished, its fixes counted with the first.
+func (c *Checker) passSkipped(ps *pass, fixed int64) {
+	for i, r := range ps.rules {
+		if i > 0 {
+			fixed = 0
+		}
+		c.progress(RuleProgress{Rule: r.info().Rule, Fixed: fixed, Skipped: true})
+	}
 }
 
 func (c *Checker) progress(p RuleProgress) {
@@ -86,34 +123,40 @@ func (c *Checker) progress(p RuleProgress) {
 // at most this much of its work, which it finds in line.
 var saveEvery = time.Second
 
-// repairRule fixes one rule's findings of filter as the scan emits them
-// (memory holds a batch of findings, not the rule's). save, when set, is
+// repairPass fixes one pass's findings of filter as the scan emits them
+// (memory holds a batch of findings, not the pass's). save, when set, is
 // told the _id of a document once all its findings are handled (as the
-// next one begins, at most every saveEvery) and the fixes so far, from
-// fixed. A counter's finding is one document: nothing to save.
-func (c *Checker) repairRule(ctx context.Context, r rule, filter bson.D, t *tally, dryRun bool, pace *pacer,
-	fixed int64, save func(last bson.RawValue, fixed int64) error) (int64, int64, error) {
+// next one begins or its batch ends, at most every saveEvery) and the
+// fixes so far, from fixed. A counter's finding is one document: nothing
+// to save.
+func (c *Checker) repairPass(ctx context.Context, ps *pass, filter bson.D, t *tally, dryRun bool, pace *pacer,
+	fixed int64, save func(last bson.RawValue, fixed int64) error) (*passWalk, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	w := &ruleWalk{c: c, r: r, t: t, dryRun: dryRun, pace: pace, fixed: fixed, save: save, saved: time.Now()}
+	w := &passWalk{c: c, p: ps, t: t, dryRun: dryRun, pace: pace, fixed: fixed, save: save, saved: time.Now()}
 	var failed error
-	_, _, err := r.scan(sctx, c, filter, func(f Finding) {
+	err := ps.scan(sctx, c, filter, func(f Finding) {
 		if failed == nil {
 			if failed = w.handle(ctx, f); failed != nil {
 				cancel(failed)
 			}
 		}
+	}, func(last bson.RawValue) error {
+		if failed == nil {
+			failed = w.batchEnd(ctx, last)
+		}
+		return failed
 	})
 	if failed == nil && err == nil {
 		failed = w.flush(ctx)
 	}
 	if failed != nil {
-		return w.fixed, w.left, failed
+		return w, failed
 	}
 	if err != nil {
-		return w.fixed, w.left, fmt.Errorf("check %s: %w", r.info().Rule, err)
+		return w, fmt.Errorf("check %s: %w", ps, err)
 	}
-	return w.fixed, w.left, nil
+	return w, nil
 }
 
 // tally collects a repair's fixes from its workers.

@@ -1,0 +1,78 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// A resumable check's progress (pkg/integrity, Options.Resumable):
+// "$check$<rule>", one document per integrity rule `mongomig check
+// --resume` has begun. A collection name never contains '$', so the key
+// is no collection's checkpoint. It is written only by a check holding
+// the integrity check lease (every write fenced by it), whole. LastID is
+// the _id of the rule's collection up to which (inclusive) every finding
+// was counted; OutOfLine counts them, Findings holds those the report
+// keeps (at most the check's bound on findings, in _id order) and
+// Truncated says some were left out. Done is set when the rule's walk
+// finished (Checked and Method are then its row); [Store.ForgetCheck]
+// removes them all once every rule is done, so the next check starts
+// over.
+
+// CheckProgress is the stored progress of one rule's check.
+type CheckProgress struct {
+	ID        string     `bson:"_id"`
+	Rule      string     `bson:"rule"`
+	LastID    any        `bson:"lastId"`
+	OutOfLine int64      `bson:"outOfLine"`
+	Findings  []bson.Raw `bson:"findings"`
+	Truncated bool       `bson:"truncated"`
+	Checked   int64      `bson:"checked"`
+	Method    string     `bson:"method"`
+	Done      bool       `bson:"done"`
+	UpdatedAt time.Time  `bson:"updatedAt"`
+}
+
+// CheckKey is the _id of rule's check progress.
+func CheckKey(rule string) string { return "$check$" + rule }
+
+// CheckProgressOf reads rule's check progress: a new one when none was
+// stored.
+func (s *Store) CheckProgressOf(ctx context.Context, rule string) (CheckProgress, error) {
+	p := CheckProgress{}
+	err := s.c.FindOne(ctx, byID(CheckKey(rule))).Decode(&p)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return CheckProgress{ID: CheckKey(rule), Rule: rule}, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("read the check progress of %s: %w", rule, err)
+	}
+	return p, nil
+}
+
+// SaveCheckProgress writes p whole (fenced by the lease ctx carries).
+func (s *Store) SaveCheckProgress(ctx context.Context, p *CheckProgress) error {
+	p.UpdatedAt = time.Now()
+	if p.Findings == nil {
+		p.Findings = []bson.Raw{}
+	}
+	err := fenced(ctx, func() error {
+		_, err := s.c.ReplaceOne(ctx, byID(p.ID), p, options.Replace().SetUpsert(true))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save the check progress of %s: %w", p.Rule, err)
+	}
+	return nil
+}
+
+// ForgetCheck removes every rule's check progress (a check that finished
+// them all).
+func (s *Store) ForgetCheck(ctx context.Context) error {
+	return s.forgetPrefix(ctx, `^\$check\$`, "the check progress")
+}
