@@ -93,7 +93,7 @@ func CreateIndex(coll string, idx migration.Index) Command {
 // Up are the commands that apply m, given which collections exist.
 // Validators first (create or collMod), then index drops, then creates.
 // validator returns the validator to send for a collection as of m (see
-// Runner.windowFor): it is sent when m declares one, and also when m only
+// windowplan.Source.For): it is sent when m declares one, and also when m only
 // raises the document version, so that the window gains the new version's
 // branch.
 func Up(m *migration.Migration, exists map[string]bool, validator func(coll string) (bson.D, error)) ([]Command, error) {

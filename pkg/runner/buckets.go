@@ -45,11 +45,7 @@ type FamilyMembers = lifecycle.FamilyMembers
 // migrations it applies.
 func (r *Runner) Buckets(ctx context.Context, opts BucketOptions) (*BucketRun, error) {
 	if opts.DryRun {
-		applied, err := r.appliedSet(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return r.planBuckets(ctx, opts.At, func(v int64) bool { return applied[v] })
+		return r.planApplied(ctx, opts.At, 0)
 	}
 	var run *BucketRun
 	err := r.withLock(withCommand(ctx, "buckets"), lockID, func(ctx context.Context) error {
@@ -63,11 +59,7 @@ func (r *Runner) Buckets(ctx context.Context, opts BucketOptions) (*BucketRun, e
 // bucketsUnderLock plans against the ledger read under the lock ctx
 // carries and sends the plan.
 func (r *Runner) bucketsUnderLock(ctx context.Context, at time.Time) (*BucketRun, error) {
-	applied, err := r.appliedSet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	run, err := r.planBuckets(ctx, at, func(v int64) bool { return applied[v] })
+	run, err := r.planApplied(ctx, at, 0)
 	if err != nil || run == nil {
 		return run, err
 	}
@@ -87,34 +79,23 @@ func (r *Runner) bucketsUnderLock(ctx context.Context, at time.Time) (*BucketRun
 	return run, nil
 }
 
-func (r *Runner) appliedSet(ctx context.Context) (map[int64]bool, error) {
+// planApplied is planBuckets over the migrations the ledger records and
+// those pending up to version to (0: none).
+func (r *Runner) planApplied(ctx context.Context, at time.Time, to int64) (*BucketRun, error) {
 	ledger, err := r.readLedger(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]bool, len(ledger))
-	for v := range ledger {
-		out[v] = true
-	}
-	return out, nil
+	return r.planBuckets(ctx, at, func(v int64) bool { _, ok := ledger[v]; return ok || v <= to }, true)
 }
 
 // planBuckets is the run that brings the families declared by the
 // migrations applied says are applied to their state as of at; nil when
-// they declare none (nothing is read).
-func (r *Runner) planBuckets(ctx context.Context, at time.Time, applied func(int64) bool) (*BucketRun, error) {
-	return r.plannedBuckets(ctx, at, applied, true)
-}
-
-// planBucketsRead is planBuckets for status, which only reads: the
-// server's validator capabilities are not probed, so the commands may
-// send a validator the server does not enforce (status shows only which
-// members would be created and dropped).
-func (r *Runner) planBucketsRead(ctx context.Context, at time.Time, applied func(int64) bool) (*BucketRun, error) {
-	return r.plannedBuckets(ctx, at, applied, false)
-}
-
-func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(int64) bool, probed bool) (*BucketRun, error) {
+// they declare none (nothing is read). Without probed (status, which only
+// reads) the server's validator capabilities are not probed, so the
+// commands may send a validator the server does not enforce (status shows
+// only which members would be created and dropped).
+func (r *Runner) planBuckets(ctx context.Context, at time.Time, applied func(int64) bool, probed bool) (*BucketRun, error) {
 	if at.IsZero() {
 		at = r.cfg.bucketsAt
 	}
@@ -129,9 +110,5 @@ func (r *Runner) plannedBuckets(ctx context.Context, at time.Time, applied func(
 // migrations pending up to version to are applied (nil: none declares a
 // family). It sends nothing.
 func (r *Runner) PlanBuckets(ctx context.Context, to int64) (*BucketRun, error) {
-	applied, err := r.appliedSet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.planBuckets(ctx, time.Time{}, func(v int64) bool { return applied[v] || v <= to })
+	return r.planApplied(ctx, time.Time{}, to)
 }

@@ -51,7 +51,7 @@ func (r *Runner) withLowering(ctx context.Context, cmds []Command, lowered map[s
 // planRaise is what up would send after tightening: tighten are the
 // collMods closing windows in this run (lifecycleplan's PlanRaise).
 func (r *Runner) planRaise(ctx context.Context, top int64, tighten []Command) ([]Command, error) {
-	return r.planner().PlanRaise(ctx, top, tighten, r.docVersionAt, r.windows().Tightened)
+	return r.planner().PlanRaise(ctx, top, tighten, r.window.DocVersionAt, r.windows().Tightened)
 }
 
 // ConstraintError is up failing to raise a collection to constraint after
@@ -64,7 +64,7 @@ type ConstraintError = lifecycleplan.ConstraintError
 // server refuses the level it clears the prepare flag again (so a later
 // validator change is not refused) and returns a [*ConstraintError].
 func (r *Runner) raiseConstraints(ctx context.Context, top int64) ([]CommandResult, error) {
-	names, err := r.planner().RaiseCandidates(ctx, top, nil, r.docVersionAt, r.windows().Tightened)
+	names, err := r.planner().RaiseCandidates(ctx, top, nil, r.window.DocVersionAt, r.windows().Tightened)
 	if err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func (r *Runner) revert(ctx context.Context, t lifecycleplan.Target, exists map[
 		}
 	}
 	pass := r.downPass(m)
-	changes, downgraded, err := pass.First(ctx, t.Downs, r.reopen)
+	changes, downgraded, err := pass.First(ctx, t.Downs, r.state.Reopen)
 	a.Documents = changes
 	if err != nil {
 		return a, revertStopped(m, err)
@@ -175,8 +175,8 @@ func (r *Runner) revert(ctx context.Context, t lifecycleplan.Target, exists map[
 	a.Commands = append(results, more...)
 	a.ClientSideValidators = uniqueStrings(append(clientSide, moreClient...))
 	for _, c := range t.Cmds {
-		if setsValidatorOptions(c) && r.docVersionAt(c.Collection, m.Version-1) > 0 {
-			if err := r.reopen(finishing(ctx), c.Collection); err != nil {
+		if setsValidatorOptions(c) && r.window.DocVersionAt(c.Collection, m.Version-1) > 0 {
+			if err := r.state.Reopen(finishing(ctx), c.Collection); err != nil {
 				return a, err
 			}
 		}

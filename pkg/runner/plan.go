@@ -78,7 +78,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 	planner.Simulated = &lifecycleplan.Simulated{} // each migration planned over what those before it leave
 	for _, m := range pending {
 		cmds, err := planner.Commands(ctx, m, exists, func(coll string) (bson.D, error) {
-			v, open, err := r.windowFor(ctx, coll, m.Version)
+			v, open, err := r.windows().For(ctx, coll, m.Version)
 			if open {
 				p.Notes = append(p.Notes, r.uncheckedNotes(m, coll)...)
 			}
@@ -98,7 +98,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 		p.Target = m.Version
 	}
 	if len(pending) == 0 {
-		if p.Tighten, err = r.tightenCommands(ctx, st.applied); err != nil {
+		if p.Tighten, err = r.windows().Tighten(ctx, maxApplied(st.applied)); err != nil {
 			return nil, err
 		}
 		if p.Tighten, p.HeldWindows, err = r.holdTightening(ctx, maxApplied(st.applied), p.Tighten); err != nil {
@@ -137,7 +137,7 @@ func (r *Runner) Plan(ctx context.Context, to int64) (*Plan, error) {
 // upgrade).
 func (r *Runner) uncheckedNotes(m *migration.Migration, coll string) []string {
 	var notes []string
-	for _, b := range r.versionSchemas(coll, m.Version) {
+	for _, b := range r.window.Branches(coll, m.Version) {
 		if b.Validator == nil {
 			notes = append(notes, fmt.Sprintf("%s: %s: the validator window lets documents at version %d pass unchecked: no migration declares a schema for that version (status shows it as v%d: unchecked while the window is open)",
 				m.File, coll, b.Version, b.Version))
@@ -163,7 +163,7 @@ func (r *Runner) PlanDown(ctx context.Context, to int64) (*Plan, error) {
 		m := t.M
 		var cmds []Command
 		for _, d := range t.Downs {
-			if w := r.windowAt(d.Coll, m.Version); w != nil {
+			if w := r.window.At(d.Coll, m.Version); w != nil {
 				cmds = append(cmds, collModCommand(d.Coll, bson.D{{Key: "validator", Value: w}}))
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%s: %s: %d documents at version %d or above are downgraded to %d before the validators and indexes are reverted",

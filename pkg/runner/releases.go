@@ -27,7 +27,7 @@ func WithAllowOldReleases(allow bool) Option {
 	})
 }
 
-// holdTightening splits cmds, tightenCommands' collMods once migration top
+// holdTightening splits cmds, the tightening collMods once migration top
 // is applied, into those to send and the windows held for live releases
 // (windowplan's Hold).
 func (r *Runner) holdTightening(ctx context.Context, top int64, cmds []Command) ([]Command, []HeldWindow, error) {

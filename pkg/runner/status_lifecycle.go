@@ -31,7 +31,7 @@ func (r *Runner) lifecycleStatus(ctx context.Context, st *Status) error {
 	if st.Lifecycle, err = r.planner().Lifecycle(ctx, st.Current); err != nil {
 		return err
 	}
-	run, err := r.planBucketsRead(ctx, time.Time{}, func(v int64) bool { _, ok := st.applied[v]; return ok })
+	run, err := r.planBuckets(ctx, time.Time{}, func(v int64) bool { _, ok := st.applied[v]; return ok }, false)
 	if err != nil {
 		return err
 	}

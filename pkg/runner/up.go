@@ -150,7 +150,7 @@ func (r *Runner) tighten(ctx context.Context) (*Tightening, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := r.tightenCommands(ctx, ledger)
+	cmds, err := r.windows().Tighten(ctx, maxApplied(ledger))
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 	r.cfg.log.Log(events.MigrationStarted{Version: m.Version, File: m.File, Direction: "up"})
 	var opened []string
 	cmds, err := r.migrationCommands(ctx, m, exists, func(coll string) (bson.D, error) {
-		v, open, err := r.windowFor(ctx, coll, m.Version)
+		v, open, err := r.windows().For(ctx, coll, m.Version)
 		if open {
 			opened = append(opened, coll)
 		}
@@ -248,7 +248,7 @@ func (r *Runner) applyUp(ctx context.Context, m *migration.Migration, exists map
 		return Applied{}, err
 	}
 	for _, coll := range opened {
-		if err := r.reopen(finishing(ctx), coll); err != nil {
+		if err := r.state.Reopen(finishing(ctx), coll); err != nil {
 			return Applied{}, err
 		}
 	}

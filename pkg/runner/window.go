@@ -10,40 +10,13 @@ package runner
 import (
 	"context"
 
-	"github.com/mongomig/mongomig/internal/state"
-	"github.com/mongomig/mongomig/internal/window"
 	"github.com/mongomig/mongomig/internal/windowplan"
 	"github.com/mongomig/mongomig/pkg/events"
-	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // windows decides the runner's validator windows.
 func (r *Runner) windows() *windowplan.Source {
 	return &windowplan.Source{DB: r.db, Migrations: r.migrations, Registry: r.registry, Window: r.window, State: r.state, AllowOldReleases: r.cfg.allowOldReleases}
-}
-
-// docVersionAt is the document version of coll once migration v is
-// applied.
-func (r *Runner) docVersionAt(coll string, v int64) int64 { return r.window.DocVersionAt(coll, v) }
-
-// versionSchemas lists, oldest first, every document version of coll as of
-// migration at, each with the schema in force while it was current.
-func (r *Runner) versionSchemas(coll string, at int64) []window.Branch {
-	return r.window.Branches(coll, at)
-}
-
-// windowAt is the validator coll has once migration at is applied, with
-// the window open (see [window.Set.At]).
-func (r *Runner) windowAt(coll string, at int64) bson.D { return r.window.At(coll, at) }
-
-// plainAt is the validator of coll's current document version as of
-// migration at, without the window (what tightening sends).
-func (r *Runner) plainAt(coll string, at int64) bson.D { return r.window.Plain(coll, at) }
-
-// windowFor returns the validator to send for coll when applying
-// migration v, and whether it is the (open) window (windowplan's For).
-func (r *Runner) windowFor(ctx context.Context, coll string, v int64) (validator bson.D, open bool, err error) {
-	return r.windows().For(ctx, coll, v)
 }
 
 // closeWindows records the windows cmds (tightening collMods) closed. The
@@ -57,7 +30,7 @@ func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([
 	var results []CommandResult
 	var clientSide []string
 	for _, c := range cmds {
-		cv := r.docVersionAt(c.Collection, top)
+		cv := r.window.DocVersionAt(c.Collection, top)
 		other, err := r.windows().OtherVersionRemains(ctx, c.Collection, cv)
 		if err != nil {
 			return results, clientSide, err
@@ -78,28 +51,10 @@ func (r *Runner) closeWindows(ctx context.Context, top int64, cmds []Command) ([
 		if err != nil {
 			return results, clientSide, err
 		}
-		if err := r.reopen(finishing(ctx), c.Collection); err != nil {
+		if err := r.state.Reopen(finishing(ctx), c.Collection); err != nil {
 			return results, clientSide, err
 		}
 		r.cfg.log.Log(events.WindowReopened{Collection: c.Collection, Version: cv})
 	}
 	return results, clientSide, nil
-}
-
-func (r *Runner) readCheckpoint(ctx context.Context, coll string) (*state.Checkpoint, error) {
-	return r.state.Read(ctx, coll)
-}
-
-// tightenCommands are the collMods that close the windows that can close
-// now, once the migrations applied are (windowplan's Tighten).
-func (r *Runner) tightenCommands(ctx context.Context, applied map[int64]LedgerEntry) ([]Command, error) {
-	return r.windows().Tighten(ctx, maxApplied(applied))
-}
-
-// reopen clears the proof and the tightened flag of coll and increments
-// its generation (window invariant 3): a window was sent, so older
-// documents may exist again, and a backfill's proof computed before now is
-// not recorded.
-func (r *Runner) reopen(ctx context.Context, coll string) error {
-	return r.state.Reopen(ctx, coll)
 }

@@ -89,7 +89,7 @@ func (r *Runner) closeExtracts(ctx context.Context, d windowplan.Closing, out *e
 	if err != nil || !ok {
 		return err
 	}
-	r.cfg.log.Log(events.WindowReopened{Collection: d.Coll, Version: r.docVersionAt(d.Coll, d.Top)})
+	r.cfg.log.Log(events.WindowReopened{Collection: d.Coll, Version: r.window.DocVersionAt(d.Coll, d.Top)})
 	return send(cmd)
 }
 
