@@ -74,3 +74,64 @@ func TestExtractArrayGuardIsExact(t *testing.T) {
 		}
 	})
 }
+
+// An embed into an array of documents is guarded on the whole array as
+// read, exactly: a writer who wrapped it in a new array after the read
+// ([{_id: c1}, {_id: c2}] became [[{_id: c1}, {_id: c2}], {_id: c2}],
+// which {$eq: [...], $size: 2} still matched) makes the write match
+// nothing, and the copy is written into the array the writer left (its
+// documents; the nested array is no base), which is kept. FerretDB v1
+// stores no nested arrays: there the unchanged array is embedded.
+func TestEmbedArrayGuardIsExact(t *testing.T) {
+	servers(t, "reshape_embed_arrays", func(t *testing.T, db *mongo.Database) {
+		ctx := context.Background()
+		for _, c := range []string{"c1", "c2"} {
+			if _, err := db.Collection("classes").InsertOne(ctx, bson.D{{Key: "_id", Value: c}, {Key: "name", Value: "class " + c}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		students := db.Collection("students")
+		read := bson.A{bson.D{{Key: "_id", Value: "c1"}}, bson.D{{Key: "_id", Value: "c2"}}}
+		if _, err := students.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(1)}, {Key: "classes", Value: read}}); err != nil {
+			t.Fatal(err)
+		}
+		writer := bson.A{read, bson.D{{Key: "_id", Value: "c2"}}}
+		nested, wrote := true, false
+		hook := func(point string, _ int64, _ int) {
+			if point != "reshape.embed" || wrote {
+				return
+			}
+			wrote = true
+			_, err := students.UpdateOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "classes", Value: writer}}}})
+			if err != nil && strings.Contains(err.Error(), "nested arrays are not supported") {
+				nested = false
+				return
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		file := "run:\n  - embed: {into: students, via: classes._id, from: classes, mode: mirror, fields: {name: name}}\n"
+		if _, err := run(t, db, migrationN(t, 3, file), reshape.Options{Hook: hook}); err != nil {
+			t.Fatal(err)
+		}
+		named := func(id string) bson.D {
+			return bson.D{{Key: "_id", Value: id}, {Key: "name", Value: "class " + id}}
+		}
+		want := bson.A{named("c1"), named("c2")}
+		if nested {
+			want = bson.A{read, named("c2")}
+		} else {
+			t.Log("FerretDB v1 stores no nested arrays: no writer could make this change")
+		}
+		var got bson.D
+		if err := students.FindOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := bson.MarshalExtJSON(bson.D{{Key: "_id", Value: int32(1)}, {Key: "classes", Value: want}}, true, false)
+		g, _ := bson.MarshalExtJSON(got, true, false)
+		if string(w) != string(g) {
+			t.Errorf("stored %s, want %s", g, w)
+		}
+	})
+}
