@@ -80,6 +80,11 @@ func (w Walk) Documents(ctx context.Context) (done, reread int64, err error) {
 // matched nothing (changed since they were read).
 func (w Walk) pass(ctx context.Context) (done, left int64, err error) {
 	c, coll, v := w.Coll, w.Name, w.Version
+	// The guards on arrays the server needs (see version.Arrays).
+	arrays, err := version.ArraysOf(ctx, c.Database().Client())
+	if err != nil {
+		return 0, 0, err
+	}
 	cur, err := c.Find(ctx, w.Registry.VersionIs(v), options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetBatchSize(Batch))
 	if err != nil {
 		return 0, 0, err
@@ -128,7 +133,7 @@ func (w Walk) pass(ctx context.Context) (done, left int64, err error) {
 			raw, _ := bson.Marshal(d)
 			return done, left, fmt.Errorf("downgrade %s document _id=%s: %w", coll, bsonx.IDOf(raw), err)
 		}
-		delta, err := w.Registry.DowngradeDeltaFor(coll, d, out, v)
+		delta, err := w.Registry.DowngradeDeltaForOn(coll, d, out, v, arrays)
 		if err != nil {
 			return done, left, err
 		}

@@ -108,6 +108,9 @@ type Options struct {
 	guarded probe.Capability
 	// ferretDB: the server is FerretDB.
 	ferretDB bool
+	// arrays is how the per-field guards of a field that held an array
+	// are written (version.ArraysFor the server).
+	arrays version.Arrays
 	// pipeline: the server may have pipeline updates (not FerretDB v1;
 	// a refusal switches it off, see serverWalk); markers: the marker
 	// path may run where no pipeline plan does.
@@ -347,6 +350,7 @@ func (r *backfiller) backfillOptions(ctx context.Context, opts Options) (Options
 	}
 	// FerretDB knows fewer BSON types (see afterID).
 	opts.ferretDB = info.FerretDBVersion != ""
+	opts.arrays = version.ArraysFor(info.FerretDBVersion)
 	if info.FerretDBVersion != "" && opts.Batch > FerretDBMaxBatch {
 		opts.Batch = FerretDBMaxBatch
 	}

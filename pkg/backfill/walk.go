@@ -176,7 +176,7 @@ func (w *clientWalk) write(ctx context.Context, docs []bson.D) error {
 	if w.opts.writeTurn != nil {
 		w.opts.writeTurn.Lock()
 	}
-	g := guards{idOnly: w.idOnly}
+	g := guards{idOnly: w.idOnly, arrays: w.opts.arrays}
 	g.whole = !w.idOnly && !w.opts.perField && r.registry.ReadsWhole(w.name, nil) && r.wholeGuards(ctx, w.coll, w.opts.guarded.Available)
 	n, conflicts, trips, err := r.writeBatch(ctx, w.coll, w.name, docs, w.raws, w.failed, g)
 	if w.opts.writeTurn != nil {

@@ -87,7 +87,10 @@ func (r *backfiller) writeBatch(ctx context.Context, coll *mongo.Collection, nam
 // field the upgrade reads or changes, and with whole, a document a func
 // step reads whole on being exactly as read, in one clause (see
 // wholeGuards).
-type guards struct{ idOnly, whole bool }
+type guards struct {
+	idOnly, whole bool
+	arrays        version.Arrays // how a field that held an array is guarded
+}
 
 // upgradeModels builds one update per document that needs one: the delta
 // of its upgrade, filtered as g says (a guarded delta). raws, if not
@@ -152,9 +155,9 @@ func (r *backfiller) upgradeModels(name string, docs []bson.D, raws []bson.Raw, 
 // guards name and the others.
 func (r *backfiller) deltaFor(name string, d, up bson.D, g guards) (version.Delta, error) {
 	if !g.whole || g.idOnly || !r.registry.ReadsWhole(name, d) {
-		return r.registry.DeltaFor(name, d, up)
+		return r.registry.DeltaForOn(name, d, up, g.arrays)
 	}
-	delta, err := version.DeltaOf(d, up)
+	delta, err := version.DeltaOfFor(d, up, g.arrays)
 	if err != nil || delta.Empty() {
 		return delta, err
 	}

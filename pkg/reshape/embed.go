@@ -230,7 +230,7 @@ func (o *operation) embedDoc(ctx context.Context, doc bson.Raw, src map[string]b
 		if err := o.fetchMissing(ctx, doc, src); err != nil {
 			return false, err
 		}
-		filter, set, dangling, err := embedUpdate(e, doc, src)
+		filter, set, dangling, err := embedUpdate(e, doc, src, o.arrays)
 		if err != nil {
 			return false, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 func describeEmbed(e *migration.Embed) string {
@@ -100,7 +101,7 @@ func (o *operation) unembedDoc(ctx context.Context, doc bson.Raw) error {
 	coll := o.db.Collection(e.Into)
 	id := doc.Lookup("_id")
 	for try := 0; try < maxContended; try++ {
-		filter, unset := unembedUpdate(e, doc)
+		filter, unset := unembedUpdate(e, doc, o.arrays)
 		if len(unset) == 0 {
 			return nil
 		}
@@ -126,7 +127,7 @@ func (o *operation) unembedDoc(ctx context.Context, doc bson.Raw) error {
 	return fmt.Errorf("%s _id %s kept changing while its copies were removed (%d reads): run down again, it resumes", e.Into, bsonx.ExtJSONOf(id), maxContended)
 }
 
-func unembedUpdate(e *migration.Embed, doc bson.Raw) (filter, unset bson.D) {
+func unembedUpdate(e *migration.Embed, doc bson.Raw, arrays version.Arrays) (filter, unset bson.D) {
 	filter = bson.D{{Key: "_id", Value: doc.Lookup("_id")}}
 	b := e.Copy.Base()
 	arr, isArr := doc.Lookup(splitPath(b)...).ArrayOK()
@@ -148,5 +149,5 @@ func unembedUpdate(e *migration.Embed, doc bson.Raw) (filter, unset bson.D) {
 			}
 		}
 	}
-	return append(filter, guardValue(b, doc.Lookup(splitPath(b)...))), unset
+	return append(filter, guardValue(b, doc.Lookup(splitPath(b)...), arrays)), unset
 }

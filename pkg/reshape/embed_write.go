@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // base is one place of a referencing document holding a reference and
@@ -86,7 +87,7 @@ func refKey(v bson.RawValue) string {
 // filter guarding it (rule 12): the document's _id and, for each base, the
 // reference and the copies as read (for a base inside an array, the whole
 // array). It returns how many of doc's references name no source.
-func embedUpdate(e *migration.Embed, doc bson.Raw, src map[string]bson.Raw) (filter, set bson.D, dangling int, err error) {
+func embedUpdate(e *migration.Embed, doc bson.Raw, src map[string]bson.Raw, arrays version.Arrays) (filter, set bson.D, dangling int, err error) {
 	bs, err := basesOf(doc, e)
 	if err != nil {
 		return nil, nil, 0, err
@@ -101,14 +102,14 @@ func embedUpdate(e *migration.Embed, doc bson.Raw, src map[string]bson.Raw) (fil
 		if b.inArr && !arrGuarded {
 			arrGuarded = true
 			arr := doc.Lookup(splitPath(e.Copy.Base())...)
-			filter = append(filter, guardValue(e.Copy.Base(), arr))
+			filter = append(filter, guardValue(e.Copy.Base(), arr, arrays))
 		} else if !b.inArr {
-			filter = append(filter, guardValue(join(b.at, e.Copy.Key()), b.ref))
+			filter = append(filter, guardValue(join(b.at, e.Copy.Key()), b.ref, arrays))
 		}
 		for _, f := range e.Copy.Fields {
 			cur := b.doc.Lookup(splitPath(f.Path)...)
 			if !b.inArr {
-				filter = append(filter, guardValue(join(b.at, f.Path), cur))
+				filter = append(filter, guardValue(join(b.at, f.Path), cur, arrays))
 			}
 			if s == nil {
 				continue
@@ -135,9 +136,12 @@ func wants(mode migration.CopyMode, cur, sv bson.RawValue) bool {
 	return cur.Type != sv.Type || !bytes.Equal(cur.Value, sv.Value)
 }
 
-// guardValue matches path holding v exactly as read (Type 0: absent);
-// an array is matched element by element, as extract's guard.
-func guardValue(path string, v bson.RawValue) bson.E {
+// guardValue matches path holding v exactly as read (Type 0: absent): an
+// array as version.SameArray says (never an array holding it as an
+// element), any other value never inside an array (a query's equality
+// also matches an array holding the value, or the array read as one of
+// its elements: src/mongo/db/matcher/path.cpp, BSONElementIterator).
+func guardValue(path string, v bson.RawValue, arrays version.Arrays) bson.E {
 	switch v.Type {
 	case 0:
 		return bson.E{Key: path, Value: bson.D{{Key: "$exists", Value: false}}}
@@ -150,9 +154,12 @@ func guardValue(path string, v bson.RawValue) bson.E {
 		if len(vals) == 0 {
 			return bson.E{Key: path, Value: bson.D{{Key: "$size", Value: 0}}}
 		}
-		return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}}
+		return bson.E{Key: path, Value: append(version.SameArray(seen, arrays), bson.E{Key: "$size", Value: len(vals)})}
+	case bson.TypeNull:
+		// {$eq: null} would also match a missing field.
+		return bson.E{Key: path, Value: bson.D{{Key: "$type", Value: "null"}, notArray}}
 	}
-	return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: v}}}
+	return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: v}, notArray}}
 }
 
 func join(base, path string) string {
@@ -160,4 +167,27 @@ func join(base, path string) string {
 		return path
 	}
 	return base + "." + path
+}
+
+// notArray excludes a field holding an array.
+var notArray = bson.E{Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}
+
+// holdsNothing matches an array field that holds nothing: missing, null
+// or [], alike. {$in: [[], null]} alone also matches an array holding []
+// or null as an element ([[]], [null, 3]: a query's equality compares a
+// leaf array's elements too, src/mongo/db/matcher/path.cpp), which a
+// writer may have made of it since the read. The exact form excludes
+// every array with an element ($elemMatch tests each element once, as a
+// value: src/mongo/db/matcher/expression_array.cpp). FerretDB v1
+// (EqualArrays) applies $elemMatch's operators to the array itself
+// (internal/handler/common/filter.go), so that form would refuse [] too;
+// there the arrays holding null are excluded ($elemMatch {$type: "null"}
+// is true of an array with a null element, false of []), and none holds
+// [] (it stores no nested arrays). Both measured on the test servers.
+func holdsNothing(arrays version.Arrays) bson.D {
+	in := bson.E{Key: "$in", Value: bson.A{bson.A{}, nil}}
+	if arrays == version.EqualArrays {
+		return bson.D{in, {Key: "$not", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "$type", Value: "null"}}}}}}
+	}
+	return bson.D{in, {Key: "$not", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "$exists", Value: true}}}}}}
 }

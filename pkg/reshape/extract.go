@@ -12,6 +12,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // BusyError is an extract still finding elements to move after its last
@@ -244,9 +245,9 @@ func (o *operation) updateParent(ctx context.Context, doc bson.Raw, arr bson.Raw
 	for i, v := range vals {
 		seen[i] = v
 	}
-	guard := bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}
+	guard := append(version.SameArray(seen, o.arrays), bson.E{Key: "$size", Value: len(vals)})
 	if len(vals) == 0 { // [] or null
-		guard = bson.D{{Key: "$in", Value: bson.A{bson.A{}, nil}}}
+		guard = holdsNothing(o.arrays)
 	}
 	filter := bson.D{{Key: "_id", Value: pid}, {Key: x.Array, Value: guard}}
 	if err := lease.Fence(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mongomig/mongomig/internal/bsonx"
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // reembed is extract's inverse (down): the documents of To go back into
@@ -112,7 +113,7 @@ func (o *operation) reembedParent(ctx context.Context, pid bson.RawValue) (chang
 		if err != nil || len(children) == 0 {
 			return changed, 0, err
 		}
-		held, guard, err := heldArray(x, parent)
+		held, guard, err := heldArray(x, parent, o.arrays)
 		if err != nil {
 			return changed, 0, err
 		}
@@ -153,9 +154,9 @@ func (o *operation) childrenOf(ctx context.Context, pid bson.RawValue) ([]bson.R
 
 // heldArray is the parent's array as read and the filter matching it
 // exactly (missing, null and [] hold nothing, and are matched alike).
-func heldArray(x *migration.Extract, parent bson.Raw) ([]bson.RawValue, bson.D, error) {
+func heldArray(x *migration.Extract, parent bson.Raw, arrays version.Arrays) ([]bson.RawValue, bson.D, error) {
 	val := parent.Lookup(splitPath(x.Array)...)
-	empty := bson.D{{Key: "$in", Value: bson.A{bson.A{}, nil}}}
+	empty := holdsNothing(arrays)
 	if val.Type == 0 || val.Type == bson.TypeNull {
 		return nil, empty, nil
 	}
@@ -171,7 +172,7 @@ func heldArray(x *migration.Extract, parent bson.Raw) ([]bson.RawValue, bson.D, 
 	for i, v := range vals {
 		seen[i] = v
 	}
-	return vals, bson.D{{Key: "$eq", Value: seen}, {Key: "$size", Value: len(vals)}}, nil
+	return vals, append(version.SameArray(seen, arrays), bson.E{Key: "$size", Value: len(vals)}), nil
 }
 
 // merge is the parent's array once it holds every child: held, then each

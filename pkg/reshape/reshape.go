@@ -99,7 +99,7 @@ func Run(ctx context.Context, db *mongo.Database, m *migration.Migration, opts O
 			out = append(out, r)
 			continue
 		}
-		o := &operation{db: db, st: st, m: m, op: op, p: &p, opts: opts, ferretDB: info.FerretDBVersion != "", start: time.Now()}
+		o := &operation{db: db, st: st, m: m, op: op, p: &p, opts: opts, ferretDB: info.FerretDBVersion != "", arrays: version.ArraysFor(info.FerretDBVersion), start: time.Now()}
 		if err := o.run(ctx); err != nil {
 			return out, &OpError{File: m.File, Line: op.Pos.Line, Index: i, Kind: op.Kind, Err: err}
 		}
@@ -138,8 +138,10 @@ type operation struct {
 	p        *state.RunProgress
 	opts     Options
 	ferretDB bool
-	start    time.Time
-	summary  string
+	// arrays is how a guard on an array is written (see version.Arrays).
+	arrays  version.Arrays
+	start   time.Time
+	summary string
 	// dangling and danglingIDs (embed): the documents of the current pass
 	// whose reference names no source document.
 	dangling    int64

@@ -13,6 +13,7 @@ import (
 	"github.com/mongomig/mongomig/pkg/lease"
 	"github.com/mongomig/mongomig/pkg/migration"
 	"github.com/mongomig/mongomig/pkg/probe"
+	"github.com/mongomig/mongomig/pkg/version"
 )
 
 // Revert undoes m's run-once operations, last first, for `down` (under
@@ -56,7 +57,7 @@ func Revert(ctx context.Context, db *mongo.Database, m *migration.Migration, opt
 		if err != nil {
 			return out, err
 		}
-		o := &operation{db: db, st: st, m: m, op: op, p: &p, opts: opts, ferretDB: info.FerretDBVersion != "", start: time.Now()}
+		o := &operation{db: db, st: st, m: m, op: op, p: &p, opts: opts, ferretDB: info.FerretDBVersion != "", arrays: version.ArraysFor(info.FerretDBVersion), start: time.Now()}
 		r := OpResult{Index: i, Kind: op.Kind}
 		if p.Done {
 			r.Skipped, r.Documents, r.Summary = true, p.Moved, "reverted by an earlier down"

@@ -50,16 +50,25 @@ func downgradeReads(steps []step, missing string) (reads []string, all bool) {
 // without $expr (it would be read as a path or an operator), so a func
 // step's read of such a field is not guarded; guarding it as a path would
 // make the write match nothing, every time.
+//
+// Its guards on arrays are [ExactArrays]'s; [Registry.DowngradeDeltaForOn]
+// writes them as a server needs.
 func (r *Registry) DowngradeDeltaFor(coll string, before, after bson.D, v int64) (Delta, error) {
+	return r.DowngradeDeltaForOn(coll, before, after, v, ExactArrays)
+}
+
+// DowngradeDeltaForOn is [Registry.DowngradeDeltaFor] with the guards on
+// arrays a says (see [ArraysOf]).
+func (r *Registry) DowngradeDeltaForOn(coll string, before, after bson.D, v int64, a Arrays) (Delta, error) {
 	l := r.chains[coll].find(v)
 	if l == nil || !l.hasDown {
 		return Delta{}, fmt.Errorf("migration %d declares no downgrade for %s", v, coll)
 	}
-	d, err := DeltaOf(before, after)
+	d, err := DeltaOfFor(before, after, a)
 	if err != nil || d.Empty() {
 		return d, err
 	}
-	var b deltaBuf // empty: each guard's sub-document is allocated alone
+	b := deltaBuf{arrays: a} // empty: each guard's sub-document is allocated alone
 	guardRead := func(k string) {
 		if k == "_id" || hasKey(d.Filter, k) || !filterable(k) {
 			return

@@ -12,7 +12,9 @@ import (
 // Delta is the guarded update that writes an upgrade back: $set and
 // $unset of the top-level fields the upgrade changed, filtered on the _id
 // and on the old value of every one of those fields (the version field
-// among them; never an array holding it). It matches only while none of them changed since the read,
+// among them; never an array holding it, nor, for a field that held an
+// array, an array holding that array: see [Arrays]). It matches only
+// while none of them changed since the read,
 // so it never erases a concurrent writer's change: a field another writer
 // changed makes it match nothing, and fields the upgrade did not touch are
 // not written at all.
@@ -43,8 +45,16 @@ func unwritable(k string) error {
 
 // DeltaOf computes the guarded update that turns before (as read) into
 // after (as upgraded). Field order changes alone are not written.
+// Its guards on arrays are [ExactArrays]'s; [DeltaOfFor] writes them as
+// a server needs.
 func DeltaOf(before, after bson.D) (Delta, error) {
-	return deltaOf(before, after, nil)
+	return deltaOf(before, after, nil, ExactArrays)
+}
+
+// DeltaOfFor is [DeltaOf] with the guards on arrays a says (see
+// [ArraysOf]).
+func DeltaOfFor(before, after bson.D, a Arrays) (Delta, error) {
+	return deltaOf(before, after, nil, a)
 }
 
 // deltaOf is DeltaOf whose filter then guards, as read, the fields that
@@ -56,19 +66,19 @@ func DeltaOf(before, after bson.D) (Delta, error) {
 // from one backing array sized by a first pass, and the guards whose
 // value does not depend on the document ($exists: false, $type: null)
 // are shared, never modified values.
-func deltaOf(before, after bson.D, links []link) (Delta, error) {
+func deltaOf(before, after bson.D, links []link, arrays Arrays) (Delta, error) {
 	id, ok := lookupD(before, "_id")
 	if !ok {
 		return Delta{}, ErrNoID
 	}
-	sh, err := shapeOf(before, after, links)
+	sh, err := shapeOf(before, after, links, arrays)
 	if err != nil {
 		return Delta{}, err
 	}
 	nSet, nUnset, same := sh.sets, sh.unsets, sh.same
 	// The update (2), the filter (_id, a guard per set, unset and read
 	// field, the marker), the $set and $unset lists, the guards' elements.
-	b := deltaBuf{free: make(bson.D, 2+(2+nSet+nUnset+sh.reads)+nSet+nUnset+sh.elems)}
+	b := deltaBuf{free: make(bson.D, 2+(2+nSet+nUnset+sh.reads)+nSet+nUnset+sh.elems), arrays: arrays}
 	var update, sets, unsets bson.D
 	if nSet > 0 || nUnset > 0 {
 		update = b.take(min(nSet, 1) + min(nUnset, 1))
@@ -165,7 +175,7 @@ func (sh *deltaShape) kept(after bson.D, j int, key string) bool {
 	return ok
 }
 
-func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
+func shapeOf(before, after bson.D, links []link, arrays Arrays) (sh deltaShape, err error) {
 	for i, e := range after {
 		old, had := lookupD(before, e.Key)
 		if had && sameValue(old, e.Value) {
@@ -181,7 +191,7 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 			return sh, unwritable(e.Key)
 		}
 		sh.sets++
-		sh.elems += guardElems(old, had)
+		sh.elems += guardElems(old, had, arrays)
 	}
 	for j, e := range before {
 		if _, kept := lookupD(after, e.Key); kept {
@@ -193,19 +203,19 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 				return sh, unwritable(e.Key)
 			}
 			sh.unsets++
-			sh.elems += guardElems(e.Value, true)
+			sh.elems += guardElems(e.Value, true, arrays)
 		}
 	}
 	all := false
 	for i := range links {
 		all = all || links[i].readsAll
 		for _, k := range links[i].reads {
-			sh.read(before, after, k)
+			sh.read(before, after, k, arrays)
 		}
 	}
 	if all {
 		for _, e := range before {
-			sh.read(before, after, e.Key)
+			sh.read(before, after, e.Key, arrays)
 		}
 	}
 	return sh, nil
@@ -214,13 +224,13 @@ func shapeOf(before, after bson.D, links []link) (sh deltaShape, err error) {
 // read counts the guard of k, a field an upgrade read, unless the delta
 // guards it anyway (it is _id, or set or unset). A field read twice is
 // counted twice: the count bounds what guardReads appends.
-func (sh *deltaShape) read(before, after bson.D, k string) {
+func (sh *deltaShape) read(before, after bson.D, k string, arrays Arrays) {
 	old, had := lookupD(before, k)
 	if k == "_id" || !filterable(k) || sh.writes(after, k, old, had) {
 		return
 	}
 	sh.reads++
-	sh.elems += guardElems(old, had)
+	sh.elems += guardElems(old, had, arrays)
 }
 
 // writes reports whether the delta sets or unsets k (old, had: its value
@@ -238,7 +248,11 @@ func (sh *deltaShape) writes(after bson.D, k string, old any, had bool) bool {
 
 // deltaBuf hands out the slices of one delta from one backing array; each
 // has its own capacity, so appending past it never overwrites another.
-type deltaBuf struct{ free bson.D }
+// arrays is how its guards on arrays are written.
+type deltaBuf struct {
+	free   bson.D
+	arrays Arrays
+}
 
 func (b *deltaBuf) take(n int) bson.D {
 	if len(b.free) < n { // never, if deltaShape counted right
@@ -258,12 +272,15 @@ var (
 
 // guardElems is how many elements of a delta's backing array guard(key,
 // old, had) needs.
-func guardElems(old any, had bool) int {
+func guardElems(old any, had bool, arrays Arrays) int {
 	if !had || old == nil {
 		return 0
 	}
 	if _, ok := old.(bson.A); ok {
-		return 0
+		if arrays == EqualArrays {
+			return 0
+		}
+		return 4 // $eq, $not, $elemMatch, its $eq
 	}
 	return 2
 }
@@ -273,7 +290,9 @@ func guardElems(old any, had bool) int {
 // too ({version: 1} matches version: [1, 2]; see VersionIs), so every
 // guard on a value that is not an array excludes arrays: a concurrent
 // writer who turned the field into an array holding the old value must
-// make the write match nothing. Its sub-document is carved from b.
+// make the write match nothing. A guard on an array excludes the arrays
+// holding it as an element (see [Arrays], b.arrays; {tags: [1, 2]} also
+// matches tags: [[1, 2], 3]). Its sub-documents are carved from b.
 func (b *deltaBuf) guard(key string, old any, had bool) bson.E {
 	switch {
 	case !had:
@@ -283,7 +302,12 @@ func (b *deltaBuf) guard(key string, old any, had bool) bson.E {
 		return bson.E{Key: key, Value: nullGuard}
 	}
 	if _, ok := old.(bson.A); ok {
-		return bson.E{Key: key, Value: old}
+		if b.arrays == EqualArrays {
+			return bson.E{Key: key, Value: old}
+		}
+		eq := append(b.take(1), bson.E{Key: "$eq", Value: old})
+		elem := append(b.take(1), bson.E{Key: "$elemMatch", Value: eq})
+		return bson.E{Key: key, Value: append(b.take(2), bson.E{Key: "$eq", Value: old}, bson.E{Key: "$not", Value: elem})}
 	}
 	// $eq compares the value as a value: a document whose first name
 	// starts with '$' ({$kind: 1}, allowed below the top level since
@@ -355,17 +379,26 @@ func sameValue(a, b any) bool {
 // upgrade was computed from them, so a writer who changed one since the
 // read (an email added that a rename should have moved, the source of a
 // copy replaced) must make the write-back match nothing.
+//
+// Its guards on arrays are [ExactArrays]'s; [Registry.DeltaForOn] writes
+// them as a server needs.
 func (r *Registry) DeltaFor(coll string, before, after bson.D) (Delta, error) {
+	return r.DeltaForOn(coll, before, after, ExactArrays)
+}
+
+// DeltaForOn is [Registry.DeltaFor] with the guards on arrays a says (see
+// [ArraysOf]).
+func (r *Registry) DeltaForOn(coll string, before, after bson.D, a Arrays) (Delta, error) {
 	ch := r.chains[coll]
 	if ch == nil {
-		return deltaOf(before, after, nil)
+		return deltaOf(before, after, nil, a)
 	}
 	from, _ := r.VersionOf(coll, before)
 	i := 0
 	for i < len(ch.links) && ch.links[i].version <= from {
 		i++
 	}
-	return deltaOf(before, after, ch.links[i:])
+	return deltaOf(before, after, ch.links[i:], a)
 }
 
 func hasKey(d bson.D, k string) bool {
@@ -380,8 +413,15 @@ func hasKey(d bson.D, k string) bool {
 //
 // On MongoDB the guarded update is atomic per document. FerretDB v1 does
 // not make conditional updates atomic under true concurrency.
+//
+// Its guards on arrays are those c's server needs ([ArraysOf], read once
+// per client).
 func (r *Registry) WriteBack(ctx context.Context, c *mongo.Collection, before, after bson.D) (won bool, err error) {
-	d, err := r.DeltaFor(c.Name(), before, after)
+	arrays, err := ArraysOf(ctx, c.Database().Client())
+	if err != nil {
+		return false, fmt.Errorf("write back %s: %w", c.Name(), err)
+	}
+	d, err := r.DeltaForOn(c.Name(), before, after, arrays)
 	if err != nil {
 		return false, err
 	}

@@ -10,7 +10,7 @@ import (
 
 // referenceDelta is deltaOf written plainly, as it was before the delta
 // was carved from one backing array: a fresh slice per list and guard.
-func referenceDelta(before, after bson.D, links []link) (Delta, error) {
+func referenceDelta(before, after bson.D, links []link, arrays Arrays) (Delta, error) {
 	id, ok := lookupD(before, "_id")
 	if !ok {
 		return Delta{}, ErrNoID
@@ -23,7 +23,10 @@ func referenceDelta(before, after bson.D, links []link) (Delta, error) {
 			return bson.E{Key: key, Value: bson.D{{Key: "$type", Value: "null"}, notArray[0]}}
 		}
 		if _, ok := old.(bson.A); ok {
-			return bson.E{Key: key, Value: old}
+			if arrays == EqualArrays {
+				return bson.E{Key: key, Value: old}
+			}
+			return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, {Key: "$not", Value: bson.D{{Key: "$elemMatch", Value: bson.D{{Key: "$eq", Value: old}}}}}}}
 		}
 		return bson.E{Key: key, Value: bson.D{{Key: "$eq", Value: old}, notArray[0]}}
 	}
@@ -150,8 +153,9 @@ func FuzzDeltaMatchesReference(f *testing.F) {
 		if g.next()%2 == 0 && len(before) > 0 {
 			after = append(bson.D{before[0]}, after...) // most upgrades keep _id
 		}
-		got, err := deltaOf(before, after, links)
-		want, wantErr := referenceDelta(before, after, links)
+		arrays := Arrays(g.next() % 2)
+		got, err := deltaOf(before, after, links, arrays)
+		want, wantErr := referenceDelta(before, after, links, arrays)
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("error %v, reference %v", err, wantErr)
 		}

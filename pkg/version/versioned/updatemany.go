@@ -131,7 +131,7 @@ func (c *Collection) upgradeRound(ctx context.Context, filter bson.D, find *opti
 		if !changed {
 			continue
 		}
-		d, err := c.delta(item{before: cur.Current, after: up})
+		d, err := c.delta(ctx, item{before: cur.Current, after: up})
 		if err != nil {
 			return found, lost, err
 		}

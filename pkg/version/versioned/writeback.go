@@ -270,7 +270,7 @@ func (q *queue) flush(batch []item) []item {
 			continue
 		}
 		seen[key] = true
-		d, err := c.delta(it)
+		d, err := c.delta(q.ctx, it)
 		if err != nil {
 			q.failed([]pending{{id: idOf(it.before)}}, err)
 			continue
@@ -284,8 +284,14 @@ func (q *queue) flush(batch []item) []item {
 	return batch[:0]
 }
 
-// delta is the guarded update of one queued write-back.
-func (c *Collection) delta(it item) (version.Delta, error) {
+// delta is the guarded update of one queued write-back, its guards on
+// arrays those the server needs (version.ArraysOf: buildInfo, read once
+// per client).
+func (c *Collection) delta(ctx context.Context, it item) (version.Delta, error) {
+	arrays, err := version.ArraysOf(ctx, c.coll.Database().Client())
+	if err != nil {
+		return version.Delta{}, err
+	}
 	var b, a bson.D
 	if err := bson.Unmarshal(it.before, &b); err != nil {
 		return version.Delta{}, err
@@ -293,5 +299,5 @@ func (c *Collection) delta(it item) (version.Delta, error) {
 	if err := bson.Unmarshal(it.after, &a); err != nil {
 		return version.Delta{}, err
 	}
-	return c.reg.DeltaFor(c.name, b, a)
+	return c.reg.DeltaForOn(c.name, b, a, arrays)
 }
