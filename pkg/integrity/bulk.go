@@ -141,7 +141,11 @@ func (w *passWalk) flush(ctx context.Context) error {
 	w.flushes++
 	models := make([]mongo.WriteModel, len(batch))
 	for i, f := range batch {
-		models[i] = mongo.NewUpdateOneModel().SetFilter(f.fix.filter).SetUpdate(f.fix.update).SetUpsert(f.fix.upsert)
+		filter, err := w.c.exactFilter(ctx, f.fix.filter)
+		if err != nil {
+			return err
+		}
+		models[i] = mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(f.fix.update).SetUpsert(f.fix.upsert)
 	}
 	res, err := w.c.db.Collection(batch[0].fix.coll).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	if err != nil {

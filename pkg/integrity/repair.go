@@ -139,11 +139,15 @@ func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (Findin
 // apply sends the guarded write; false when the guard matched nothing.
 func (fx *fix) apply(ctx context.Context, c *Checker) (bool, error) {
 	coll := c.db.Collection(fx.coll)
+	filter, err := c.exactFilter(ctx, fx.filter)
+	if err != nil {
+		return false, err
+	}
 	if fx.del {
-		res, err := coll.DeleteOne(ctx, fx.filter)
+		res, err := coll.DeleteOne(ctx, filter)
 		return err == nil && res.DeletedCount == 1, err
 	}
-	res, err := coll.UpdateOne(ctx, fx.filter, fx.update, options.UpdateOne().SetUpsert(fx.upsert))
+	res, err := coll.UpdateOne(ctx, filter, fx.update, options.UpdateOne().SetUpsert(fx.upsert))
 	if err != nil {
 		return false, err
 	}

@@ -152,13 +152,16 @@ func quote(v bson.RawValue, ok bool) bsonx.ExtJSON {
 func val(v bson.RawValue) any { return v }
 
 // guard matches the value v exactly at path (missing when !ok): the same
-// type and value, and not an array holding it.
+// type and value, and not an array holding it. An array's guard is the
+// plain equality here, made exact when it is sent (exactFilter).
 func guard(path string, v bson.RawValue, ok bool) bson.E {
 	switch {
 	case !ok:
 		return bson.E{Key: path, Value: bson.D{{Key: "$exists", Value: false}}}
-	case v.Type == bson.TypeArray || v.Type == bson.TypeEmbeddedDocument:
+	case v.Type == bson.TypeArray:
 		return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: val(v)}}}
+	case v.Type == bson.TypeEmbeddedDocument:
+		return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: val(v)}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}}
 	}
 	return bson.E{Key: path, Value: bson.D{{Key: "$eq", Value: val(v)}, {Key: "$type", Value: int32(v.Type)}, {Key: "$not", Value: bson.D{{Key: "$type", Value: "array"}}}}}
 }
