@@ -15,7 +15,8 @@ import (
 // "$check$<rule>", one document per integrity rule `mongomig check
 // --resume` has begun. A collection name never contains '$', so the key
 // is no collection's checkpoint. It is written only by a check holding
-// the integrity check lease (every write fenced by it), whole. LastID is
+// the integrity check lease (every write fenced by it), as a $set of
+// its fields (invariant 1 of the checkpoints holds here too). LastID is
 // the _id of the rule's collection up to which (inclusive) every finding
 // was counted; OutOfLine counts them, Findings holds those the report
 // keeps (at most the check's bound on findings, in _id order) and
@@ -55,14 +56,20 @@ func (s *Store) CheckProgressOf(ctx context.Context, rule string) (CheckProgress
 	return p, nil
 }
 
-// SaveCheckProgress writes p whole (fenced by the lease ctx carries).
+// SaveCheckProgress sets p's fields (fenced by the lease ctx carries),
+// creating the document if needed.
 func (s *Store) SaveCheckProgress(ctx context.Context, p *CheckProgress) error {
 	p.UpdatedAt = time.Now()
 	if p.Findings == nil {
 		p.Findings = []bson.Raw{}
 	}
+	set := bson.D{
+		{Key: "rule", Value: p.Rule}, {Key: "lastId", Value: p.LastID}, {Key: "outOfLine", Value: p.OutOfLine},
+		{Key: "findings", Value: p.Findings}, {Key: "truncated", Value: p.Truncated}, {Key: "checked", Value: p.Checked},
+		{Key: "method", Value: p.Method}, {Key: "done", Value: p.Done}, {Key: "updatedAt", Value: p.UpdatedAt},
+	}
 	err := fenced(ctx, func() error {
-		_, err := s.c.ReplaceOne(ctx, byID(p.ID), p, options.Replace().SetUpsert(true))
+		_, err := s.c.UpdateOne(ctx, byID(p.ID), bson.D{{Key: "$set", Value: set}}, options.UpdateOne().SetUpsert(true))
 		return err
 	})
 	if err != nil {
