@@ -46,7 +46,7 @@ func checkCommand(e *env) *cli.Command {
 				opts.MaxFindings = -1
 			}
 			if opts.Resumable = c.Bool("resume"); opts.Resumable && c.Bool("all") {
-				return usageError(fmt.Errorf("--resume with --all: a resumable check stores the values it lists, at most the first 1000"))
+				return usageError(fmt.Errorf("--resume with --all: a resumable check stores the values it lists, at most the first 1000: drop --all (the counts stay complete), or --resume to list every value"))
 			}
 			return e.runCheck(c.Context, opts, rs, parseLockFlags(c))
 		},
