@@ -233,7 +233,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &intr) {
 		// A read-only command, or one that reports its own progress
 		// (backfill), stopped by SIGINT/SIGTERM: say so, not "context canceled".
-		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
+		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished: run it again (`backfill`, `repair` and `check --resume` go on from their stored progress; a command that only reads starts over)")}
 	}
 	if err != nil && !alreadyReported(err) {
 		msg, stack := errorText(err, e.g.URI), ""
