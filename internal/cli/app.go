@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -381,11 +382,22 @@ func unknownCommand(name string, app *cli.App) error {
 	return fmt.Errorf("unknown command %q; run `mongomig help` for the list", name)
 }
 
+// invalidFlagValue is urfave/cli's message for a flag value its type does
+// not parse (`invalid value "abc" for flag -rate: parse error`).
+var invalidFlagValue = regexp.MustCompile(`^invalid value (".*") for flag -+([^:]+): `)
+
 // flagUsageError adds "did you mean" to urfave/cli's "flag provided but
 // not defined: -x".
 func flagUsageError(c *cli.Context, app *cli.App, err error) error {
 	const prefix = "flag provided but not defined: "
 	msg := err.Error()
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		where := "mongomig"
+		if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
+			where = "mongomig " + c.Command.Name
+		}
+		return usageError(fmt.Errorf("--%s %s: not a value it takes (`%s --help` says what each flag takes)", m[2], m[1], where))
+	}
 	if !strings.HasPrefix(msg, prefix) {
 		return usageError(err)
 	}
