@@ -32,7 +32,7 @@ func (r *Report) lintIntegrity(ms []*migration.Migration) {
 			if slices.Contains(declared, coll) {
 				return
 			}
-			hint := "declare it in a migration (or fix the name): check cannot tell a collection that does not exist from an empty one"
+			hint := fmt.Sprintf("declare %s in a migration (an index or a validator on it), or fix the name: check and repair take a collection that does not exist for an empty one (every reference to it dangling, every aggregate over it 0 or missing)", coll)
 			if w, ok := suggest.Name(coll, declared); ok {
 				hint = fmt.Sprintf("did you mean %q?", w)
 			}
