@@ -77,8 +77,15 @@ func (r *Report) lintClaims(in *migration.Integrity, at atFunc) {
 	for _, c := range in.Copies {
 		ref, ok := in.Reference(c.Via)
 		if !ok {
-			at("copies", c.Pos, SeverityError, fmt.Sprintf("copy via %q: the collection declares no reference at %q", c.Via, c.Via),
-				fmt.Sprintf("add `references: [{path: %s, to: COLLECTION}]`: it names the collection the copy comes from", c.Via))
+			hint := fmt.Sprintf("add `references: [{path: %s, to: COLLECTION}]`: it names the collection the copy comes from", c.Via)
+			var paths []string
+			for _, r := range in.References {
+				paths = append(paths, r.Path)
+			}
+			if w, ok := suggest.Name(c.Via, paths); ok {
+				hint = fmt.Sprintf("did you mean %q, the reference the collection declares?", w)
+			}
+			at("copies", c.Pos, SeverityError, fmt.Sprintf("copy via %q: the collection declares no reference at %q", c.Via, c.Via), hint)
 			continue
 		}
 		for _, f := range c.Fields {
