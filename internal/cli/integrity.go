@@ -185,6 +185,9 @@ func (e *env) runRepair(ctx context.Context, opts integrity.Options, lock *lockO
 }
 
 func checkSummary(rep *integrity.Report) string {
+	if len(rep.Rules) == 0 {
+		return "nothing checked: the migration files declare no integrity rules (docs/integrity.md)"
+	}
 	if rep.OutOfLine == 0 {
 		return fmt.Sprintf("all in line (%s checked)", count(len(rep.Rules), "rule"))
 	}
@@ -227,6 +230,9 @@ func renderCheck(w io.Writer, color bool, rep *integrity.Report, format string) 
 		head = o.red(checkSummary(rep))
 	}
 	fmt.Fprintln(o.out, head)
+	if len(rep.Rules) == 0 {
+		return nil
+	}
 	rows := [][]cell{{{text: "rule"}, {text: "method"}, {text: "checked"}, {text: "out of line"}}}
 	for _, r := range rep.Rules {
 		rows = append(rows, []cell{{text: r.Rule}, {text: r.Method}, {text: fmt.Sprint(r.Checked)}, {text: fmt.Sprint(r.OutOfLine)}})
