@@ -65,7 +65,7 @@ func repairCommand(e *env) *cli.Command {
 			"its history is lost).\n" + exitHelp("repair"),
 		Flags: append(append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second from this process (0: unbounded)"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a rule at once (other repair processes take the other ranges)"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a pass (a collection's rules) at once, 1 to 32 (other repair processes take the other ranges)"},
 			&cli.BoolFlag{Name: "all", Usage: "list every fix, not only the first 1000 (the counts are always complete)"},
 			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep running: apply the changes to the collections the rules read as they happen (needs change streams; docs/integrity.md#following-changes)"},
