@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -233,7 +234,7 @@ func Run(ctx context.Context, args []string, s Streams, cfg Config) int {
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, &intr) {
 		// A read-only command, or one that reports its own progress
 		// (backfill), stopped by SIGINT/SIGTERM: say so, not "context canceled".
-		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished")}
+		err = &exitError{code: ExitInterrupted, err: errors.New("interrupted before it finished: run it again (`backfill`, `repair` and `check --resume` go on from their stored progress; a command that only reads starts over)")}
 	}
 	if err != nil && !alreadyReported(err) {
 		msg, stack := errorText(err, e.g.URI), ""
@@ -381,11 +382,22 @@ func unknownCommand(name string, app *cli.App) error {
 	return fmt.Errorf("unknown command %q; run `mongomig help` for the list", name)
 }
 
+// invalidFlagValue is urfave/cli's message for a flag value its type does
+// not parse (`invalid value "abc" for flag -rate: parse error`).
+var invalidFlagValue = regexp.MustCompile(`^invalid value (".*") for flag -+([^:]+): `)
+
 // flagUsageError adds "did you mean" to urfave/cli's "flag provided but
 // not defined: -x".
 func flagUsageError(c *cli.Context, app *cli.App, err error) error {
 	const prefix = "flag provided but not defined: "
 	msg := err.Error()
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		where := "mongomig"
+		if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
+			where = "mongomig " + c.Command.Name
+		}
+		return usageError(fmt.Errorf("--%s %s: not a value it takes (`%s --help` says what each flag takes)", m[2], m[1], where))
+	}
 	if !strings.HasPrefix(msg, prefix) {
 		return usageError(err)
 	}

@@ -46,7 +46,7 @@ func checkCommand(e *env) *cli.Command {
 				opts.MaxFindings = -1
 			}
 			if opts.Resumable = c.Bool("resume"); opts.Resumable && c.Bool("all") {
-				return usageError(fmt.Errorf("--resume with --all: a resumable check stores the values it lists, at most the first 1000"))
+				return usageError(fmt.Errorf("--resume with --all: a resumable check stores the values it lists, at most the first 1000: drop --all (the counts stay complete), or --resume to list every value"))
 			}
 			return e.runCheck(c.Context, opts, rs, parseLockFlags(c))
 		},
@@ -65,7 +65,7 @@ func repairCommand(e *env) *cli.Command {
 			"its history is lost).\n" + exitHelp("repair"),
 		Flags: append(append(integrityFlags(), &cli.BoolFlag{Name: "dry-run", Usage: "list the fixes without writing"},
 			&cli.Float64Flag{Name: "rate", Usage: "at most `FIXES_PER_S` writes per second from this process (0: unbounded)"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a rule at once (other repair processes take the other ranges)"},
+			&cli.IntFlag{Name: "workers", Value: 1, Usage: "walk `N` _id ranges of a pass (a collection's rules) at once, 1 to 32 (other repair processes take the other ranges)"},
 			&cli.BoolFlag{Name: "all", Usage: "list every fix, not only the first 1000 (the counts are always complete)"},
 			&cli.BoolFlag{Name: "progress", Usage: "print each rule's count to stderr as it finishes"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep running: apply the changes to the collections the rules read as they happen (needs change streams; docs/integrity.md#following-changes)"},
@@ -185,6 +185,9 @@ func (e *env) runRepair(ctx context.Context, opts integrity.Options, lock *lockO
 }
 
 func checkSummary(rep *integrity.Report) string {
+	if len(rep.Rules) == 0 {
+		return "nothing checked: the migration files declare no integrity rules (docs/integrity.md)"
+	}
 	if rep.OutOfLine == 0 {
 		return fmt.Sprintf("all in line (%s checked)", count(len(rep.Rules), "rule"))
 	}
@@ -227,6 +230,9 @@ func renderCheck(w io.Writer, color bool, rep *integrity.Report, format string) 
 		head = o.red(checkSummary(rep))
 	}
 	fmt.Fprintln(o.out, head)
+	if len(rep.Rules) == 0 {
+		return nil
+	}
 	rows := [][]cell{{{text: "rule"}, {text: "method"}, {text: "checked"}, {text: "out of line"}}}
 	for _, r := range rep.Rules {
 		rows = append(rows, []cell{{text: r.Rule}, {text: r.Method}, {text: fmt.Sprint(r.Checked)}, {text: fmt.Sprint(r.OutOfLine)}})

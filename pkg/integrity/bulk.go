@@ -149,7 +149,11 @@ func (w *passWalk) flush(ctx context.Context) error {
 	}
 	res, err := w.c.db.Collection(batch[0].fix.coll).BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	if err != nil {
-		return fmt.Errorf("repair %d values of %s (_id %s to %s): %w", len(batch), batch[0].Collection, batch[0].ID, batch[len(batch)-1].ID, err)
+		values := "values"
+		if len(batch) == 1 {
+			values = "value"
+		}
+		return fmt.Errorf("repair %d %s of %s (_id %s to %s): %w", len(batch), values, batch[0].Collection, batch[0].ID, batch[len(batch)-1].ID, err)
 	}
 	if res.MatchedCount+res.UpsertedCount == int64(len(batch)) {
 		for _, f := range batch {

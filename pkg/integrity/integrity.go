@@ -157,7 +157,7 @@ func New(db *mongo.Database, ms []*migration.Migration, opts Options) (*Checker,
 	}
 	for _, name := range opts.Collections {
 		if !slices.Contains(names, name) {
-			return nil, fmt.Errorf("%w %q: no migration declares integrity rules for it (collections with rules: %s)", version.ErrUnknownCollection, name, bsonx.KnownList(names))
+			return nil, fmt.Errorf("%w %q: no migration declares integrity rules on it (%s)", version.ErrUnknownCollection, name, bsonx.KnownList(names))
 		}
 	}
 	for _, in := range all {

@@ -32,7 +32,7 @@ func (r *Report) lintIntegrity(ms []*migration.Migration) {
 			if slices.Contains(declared, coll) {
 				return
 			}
-			hint := "declare it in a migration (or fix the name): check cannot tell a collection that does not exist from an empty one"
+			hint := fmt.Sprintf("declare %s in a migration (an index or a validator on it), or fix the name: check and repair take a collection that does not exist for an empty one (every reference to it dangling, every aggregate over it 0 or missing)", coll)
 			if w, ok := suggest.Name(coll, declared); ok {
 				hint = fmt.Sprintf("did you mean %q?", w)
 			}
@@ -77,8 +77,15 @@ func (r *Report) lintClaims(in *migration.Integrity, at atFunc) {
 	for _, c := range in.Copies {
 		ref, ok := in.Reference(c.Via)
 		if !ok {
-			at("copies", c.Pos, SeverityError, fmt.Sprintf("copy via %q: the collection declares no reference at %q", c.Via, c.Via),
-				fmt.Sprintf("add `references: [{path: %s, to: COLLECTION}]`: it names the collection the copy comes from", c.Via))
+			hint := fmt.Sprintf("add `references: [{path: %s, to: COLLECTION}]`: it names the collection the copy comes from", c.Via)
+			var paths []string
+			for _, r := range in.References {
+				paths = append(paths, r.Path)
+			}
+			if w, ok := suggest.Name(c.Via, paths); ok {
+				hint = fmt.Sprintf("did you mean %q, the reference the collection declares?", w)
+			}
+			at("copies", c.Pos, SeverityError, fmt.Sprintf("copy via %q: the collection declares no reference at %q", c.Via, c.Via), hint)
 			continue
 		}
 		for _, f := range c.Fields {
