@@ -62,10 +62,12 @@ func (o *output) warnf(format string, a ...any) {
 	fmt.Fprintf(o.err, "%s %s\n", paint(o.errColor, color.FgYellow, "warning:"), display(probe.TrimServerInternals(fmt.Sprintf(format, a...))))
 }
 
-// writeJSON writes v as indented JSON on stdout.
+// writeJSON writes v as indented JSON on stdout, with <, > and & as
+// they are (a rule's name holds "->"; nothing here is embedded in HTML).
 func (o *output) writeJSON(v any) error {
 	enc := json.NewEncoder(o.out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

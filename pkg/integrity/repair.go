@@ -77,6 +77,9 @@ const maxAttempts = 5
 // forgets it. With Options.Leases it holds [RepairLease] throughout (a
 // nil report: the lease was not acquired).
 func (c *Checker) Repair(ctx context.Context, dryRun bool) (*RepairReport, error) {
+	if err := c.refuseMissing(ctx); err != nil {
+		return nil, err
+	}
 	rep := &RepairReport{Database: c.db.Name(), DryRun: dryRun, Fixes: []Fix{}}
 	t := &tally{rep: rep, max: c.opts.MaxFindings}
 	if dryRun || c.opts.Leases == nil {
