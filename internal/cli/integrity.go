@@ -174,11 +174,17 @@ func (e *env) runRepair(ctx context.Context, opts integrity.Options, lock *lockO
 	}
 	defer s.close()
 	rep, err := c.Repair(ctx, dryRun)
-	if rep != nil && e.g.JSON {
-		if werr := e.out.writeJSON(rep); werr != nil && err == nil {
-			err = werr
+	switch {
+	case rep == nil:
+	case e.g.JSON && err != nil:
+		// One object on stdout: the failure, carrying the report so far.
+		return &resultError{err: err, result: rep}
+	case e.g.JSON:
+		return e.out.writeJSON(rep)
+	default:
+		if err != nil {
+			fmt.Fprintln(e.out.out, "stopped before it finished; so far:")
 		}
-	} else if rep != nil {
 		renderRepairText(e.out, rep)
 	}
 	return err
