@@ -326,7 +326,11 @@ func renderRepairText(o *output, rep *integrity.RepairReport) {
 	}
 	fmt.Fprintf(o.out, "%s %s, %s left out of line\n", verbDone, count(rep.Fixed, "value"), count(rep.Left, "value"))
 	for _, f := range rep.Fixes {
-		fmt.Fprintf(o.out, "  %s _id %s %s: %s -> %s: %s\n", f.Rule, f.ID, f.Path, orMissing(f.Wrong), orMissing(f.Right), f.Outcome)
+		outcome := f.Outcome
+		if outcome == integrity.OutcomeConflict {
+			outcome += "; run `mongomig repair` again"
+		}
+		fmt.Fprintf(o.out, "  %s _id %s %s: %s -> %s: %s\n", f.Rule, f.ID, f.Path, orMissing(f.Wrong), orMissing(f.Right), outcome)
 	}
 	if rep.Truncated {
 		fmt.Fprintln(o.out, "(more fixes: run with --all to list them)")

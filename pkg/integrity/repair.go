@@ -32,7 +32,7 @@ const (
 	OutcomeInLine     = "in line now" // a concurrent write put it in line
 	OutcomeSnapshot   = "not repaired: a snapshot is never rewritten"
 	OutcomeReported   = "not repaired: onDangling is report"
-	OutcomeConflict   = "not repaired: the document kept changing; run repair again"
+	OutcomeConflict   = "not repaired: the document kept changing"
 	OutcomeReferenced = "not repaired: the referenced document exists now"
 )
 
