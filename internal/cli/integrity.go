@@ -325,6 +325,9 @@ func renderRepairText(o *output, rep *integrity.RepairReport) {
 		verbDone = "would fix"
 	}
 	fmt.Fprintf(o.out, "%s %s, %s left out of line\n", verbDone, count(rep.Fixed, "value"), count(rep.Left, "value"))
+	if rep.Resumed {
+		fmt.Fprintln(o.out, "(resumed from a stopped repair's progress: the values it fixed are not counted here)")
+	}
 	for _, f := range rep.Fixes {
 		outcome := f.Outcome
 		if outcome == integrity.OutcomeConflict {
