@@ -2,7 +2,6 @@ package downgrade_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -24,13 +23,15 @@ import (
 // (FerretDB v1, no nested arrays) the unchanged array must be downgraded
 // in one pass.
 func TestDowngradeArrayGuardIsExact(t *testing.T) {
+	downgradeArrayGuard(t, sandboxtest.Database(t, "app"))
+}
+
+func TestDowngradeArrayGuardIsExactMongoDB(t *testing.T) {
+	downgradeArrayGuard(t, sandboxtest.MongoDB(t, "mongomig_test_downgrade_arrays", "TestDowngradeArrayGuardIsExact covers the sandbox"))
+}
+
+func downgradeArrayGuard(t *testing.T, db *mongo.Database) {
 	ctx := context.Background()
-	var db *mongo.Database
-	if os.Getenv("MONGOMIG_TEST_URI") != "" {
-		db = sandboxtest.MongoDB(t, "mongomig_test_downgrade_arrays", "")
-	} else {
-		db = sandboxtest.Database(t, "app")
-	}
 	fs := fstest.MapFS{"0001_labels.yaml": {Data: []byte("collections:\n  users:\n    upgrade:\n      - rename: {tags: labels}\n    downgrade:\n      - rename: {labels: tags}\n")}}
 	reg, err := version.New(fs)
 	if err != nil {

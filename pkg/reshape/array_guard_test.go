@@ -21,7 +21,7 @@ import (
 // BSONElementIterator: a leaf array yields its elements, then itself),
 // the sandbox's [null] as well. FerretDB v1 stores no nested arrays: there
 // only the [null] writer runs.
-func TestExtractArrayGuardIsExact(t *testing.T) {
+func TestExtractArrayGuardIsExactMongoDB(t *testing.T) {
 	servers(t, "reshape_extract_arrays", func(t *testing.T, db *mongo.Database) {
 		ctx := context.Background()
 		posts := db.Collection("posts")
@@ -82,7 +82,7 @@ func TestExtractArrayGuardIsExact(t *testing.T) {
 // nothing, and the copy is written into the array the writer left (its
 // documents; the nested array is no base), which is kept. FerretDB v1
 // stores no nested arrays: there the unchanged array is embedded.
-func TestEmbedArrayGuardIsExact(t *testing.T) {
+func TestEmbedArrayGuardIsExactMongoDB(t *testing.T) {
 	servers(t, "reshape_embed_arrays", func(t *testing.T, db *mongo.Database) {
 		ctx := context.Background()
 		for _, c := range []string{"c1", "c2"} {

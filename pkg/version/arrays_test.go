@@ -2,7 +2,6 @@ package version_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -33,14 +32,14 @@ func TestArraysFor(t *testing.T) {
 // of a.b there is refused by the server (it names no field of an array),
 // so no write is lost: pinned too. Documents the sandbox cannot store
 // (nested arrays) are left out there.
-func TestSameArrayOnServer(t *testing.T) {
+func TestSameArrayOnServer(t *testing.T) { sameArrayOnServer(t, sandboxtest.Database(t, "app")) }
+
+func TestSameArrayOnServerMongoDB(t *testing.T) {
+	sameArrayOnServer(t, sandboxtest.MongoDB(t, "mongomig_test_same_array", "TestSameArrayOnServer covers the sandbox"))
+}
+
+func sameArrayOnServer(t *testing.T, db *mongo.Database) {
 	ctx := context.Background()
-	var db *mongo.Database
-	if os.Getenv("MONGOMIG_TEST_URI") != "" {
-		db = sandboxtest.MongoDB(t, "mongomig_test_same_array", "")
-	} else {
-		db = sandboxtest.Database(t, "app")
-	}
 	c := db.Collection("docs")
 	arrays, err := version.ArraysOf(ctx, db.Client())
 	if err != nil {

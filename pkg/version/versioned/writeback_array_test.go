@@ -25,7 +25,7 @@ import (
 // step (splitName) makes the write-back guard every field as read.
 // On the sandbox (FerretDB v1) no writer can nest an array: there only
 // the unchanged array is checked, which must be written back.
-func TestWriteBackArrayGuard(t *testing.T) {
+func TestWriteBackArrayGuardMongoDB(t *testing.T) {
 	for _, policy := range []versioned.Policy{versioned.Sync, versioned.Deferred} {
 		t.Run(policy.String(), func(t *testing.T) {
 			for _, tc := range []struct {
