@@ -119,7 +119,14 @@ func (r *copyRule) compare(doc bson.Raw, b base, srcDoc bson.Raw) (Finding, bool
 		arr, _ := lookup(doc, r.cp.Base())
 		fx.filter = bson.D{{Key: "_id", Value: id}, guard(r.cp.Base(), arr, true)}
 	} else {
+		// A document (or the top): guarded on the reference too, so a
+		// writer who pointed it at another source meanwhile keeps the
+		// copy he wrote for that one.
 		fx.filter = bson.D{{Key: "_id", Value: id}, guard(path, cur, cok)}
+		if via := join(b.at, r.cp.Key()); via != path && via != "_id" {
+			ref, _ := lookup(b.doc, r.cp.Key())
+			fx.filter = append(fx.filter, guard(via, ref, true))
+		}
 	}
 	if sok {
 		fx.update = bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: src}}}}

@@ -1,0 +1,80 @@
+package integrity_test
+
+import (
+	"context"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/internal/testhook"
+	"github.com/mongomig/mongomig/pkg/integrity"
+	"github.com/mongomig/mongomig/pkg/migration"
+)
+
+const advisorRules = `collections:
+  students:
+    references:
+      - {path: advisor._id, to: teachers}
+    copies:
+      - {via: advisor._id, mode: mirror, fields: {name: name}}
+`
+
+// embeddedSwap: a student's embedded advisor (not an array) is behind
+// its teacher's name; between repair's read and its write, the
+// application gives the student another advisor, whose name it copies
+// right. The write's guard must miss (the advisor it read is gone), not
+// write the first teacher's name into the second advisor.
+func embeddedSwap(t *testing.T, db *mongo.Database) {
+	ctx := context.Background()
+	m, err := migration.Parse("0001_rules.yaml", []byte(advisorRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, "teachers",
+		bson.D{{Key: "_id", Value: "t1"}, {Key: "name", Value: "Ann"}},
+		bson.D{{Key: "_id", Value: "t2"}, {Key: "name", Value: "Bob"}})
+	advisor := func(id, name string) bson.D { return bson.D{{Key: "_id", Value: id}, {Key: "name", Value: name}} }
+	insert(t, db, "students", bson.D{{Key: "_id", Value: 1}, {Key: "advisor", Value: advisor("t1", "Bob")}}) // behind: Ann
+	c, err := integrity.New(db, []*migration.Migration{m}, integrity.Options{BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := false
+	testhook.Set(c, func(point string, _ int64, attempt int) {
+		if point != "integrity.write students" || attempt > 0 || swapped {
+			return
+		}
+		swapped = true
+		if _, err := db.Collection("students").UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "advisor", Value: advisor("t2", "Bob")}}}}); err != nil {
+			t.Error(err)
+		}
+	})
+	defer testhook.Set(c, nil)
+	rep, err := c.Repair(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Advisor struct {
+			ID   string `bson:"_id"`
+			Name string
+		}
+	}
+	if err := db.Collection("students").FindOne(ctx, bson.D{{Key: "_id", Value: 1}}).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if !swapped || st.Advisor.Name != "Bob" {
+		t.Errorf("student 1's advisor is %+v (swapped %v): want t2's name Bob, the application's write kept; report %+v", st.Advisor, swapped, rep.Fixes)
+	}
+}
+
+func TestRepairEmbeddedCopyReferenceSwapped(t *testing.T) {
+	embeddedSwap(t, sandboxtest.Database(t, "integrity"))
+}
+
+func TestRepairEmbeddedCopyReferenceSwappedMongoDB(t *testing.T) {
+	embeddedSwap(t, sandboxtest.MongoDB(t, "integrity_swap", "TestRepairEmbeddedCopyReferenceSwapped covers the sandbox"))
+}
