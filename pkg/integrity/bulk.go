@@ -38,7 +38,10 @@ type passWalk struct {
 	// missed guard handles those of the rules the scan has yet to emit).
 	handled map[string]bool
 	pending []Finding
-	flushes int
+	// unverified: copies written whose sources are to be read again
+	// (sources.go); the progress is saved only once they are.
+	unverified []Finding
+	flushes    int
 }
 
 func (w *passWalk) handle(ctx context.Context, f Finding) error {
@@ -90,6 +93,9 @@ func (w *passWalk) mark(f Finding) {
 // batchEnd writes the batch's fixes: every finding up to last is handled.
 func (w *passWalk) batchEnd(ctx context.Context, last bson.RawValue) error {
 	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	if err := w.verify(ctx); err != nil {
 		return err
 	}
 	w.prev, w.complete = bson.RawValue{}, last
@@ -154,6 +160,14 @@ func (w *passWalk) flush(ctx context.Context) error {
 	if res.MatchedCount+res.UpsertedCount == int64(len(batch)) {
 		for _, f := range batch {
 			w.record(f, OutcomeFixed)
+			if f.fix.source != nil {
+				w.unverified = append(w.unverified, f)
+			}
+		}
+		if len(w.unverified) >= w.c.opts.BatchSize {
+			if err := w.verify(ctx); err != nil {
+				return err
+			}
 		}
 		return w.maybeSave()
 	}
@@ -214,7 +228,7 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 // maybeSave stores the progress, at most every saveEvery, when nothing is
 // pending: every finding up to the last complete document is handled.
 func (w *passWalk) maybeSave() error {
-	if w.save == nil || len(w.pending) > 0 || w.complete.Type == 0 || w.p.counter() || time.Since(w.saved) < saveEvery {
+	if w.save == nil || len(w.pending) > 0 || len(w.unverified) > 0 || w.complete.Type == 0 || w.p.counter() || time.Since(w.saved) < saveEvery {
 		return nil
 	}
 	if err := w.save(w.complete, w.fixed); err != nil {
@@ -237,4 +251,39 @@ func (c *Checker) bulkSize(ctx context.Context) int {
 		}
 	})
 	return c.bulk
+}
+
+// verify re-reads the sources of the copies written and not yet verified
+// (one $in per source collection, a batch's at once), and re-checks each
+// document whose copy's source changed since it was fetched
+// (sources.go): a value still out of line is repaired on its own.
+func (w *passWalk) verify(ctx context.Context) error {
+	batch := w.unverified
+	w.unverified = nil
+	if len(batch) == 0 {
+		return nil
+	}
+	fixes := make([]*fix, len(batch))
+	for i, f := range batch {
+		fixes[i] = f.fix
+	}
+	moved, err := w.c.sourcesMoved(ctx, fixes)
+	if err != nil {
+		return fmt.Errorf("re-read the sources of %d copies of %s: %w", len(batch), batch[0].Collection, err)
+	}
+	for i, f := range batch {
+		if !moved[i] {
+			continue
+		}
+		now, err := w.c.recheck(ctx, f)
+		if err != nil {
+			return fmt.Errorf("re-check %s _id %s: %w", f.Collection, f.ID, err)
+		}
+		if now != nil {
+			if err := w.one(ctx, *now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

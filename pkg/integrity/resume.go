@@ -150,6 +150,9 @@ func (c *Checker) repairPass(ctx context.Context, ps *pass, filter bson.D, t *ta
 	if failed == nil && err == nil {
 		failed = w.flush(ctx)
 	}
+	if failed == nil && err == nil {
+		failed = w.verify(ctx)
+	}
 	if failed != nil {
 		return w, failed
 	}

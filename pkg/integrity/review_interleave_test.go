@@ -78,3 +78,61 @@ func TestRepairEmbeddedCopyReferenceSwapped(t *testing.T) {
 func TestRepairEmbeddedCopyReferenceSwappedMongoDB(t *testing.T) {
 	embeddedSwap(t, sandboxtest.MongoDB(t, "integrity_swap", "TestRepairEmbeddedCopyReferenceSwapped covers the sandbox"))
 }
+
+// sourceChangedBack: student 2's math credits are behind (3, math has
+// 4); between repair's fetch of math and its write, the application sets
+// math's credits back to 3 and propagates it, which writes nothing
+// (student 2 holds 3 already). Repair's guard on the student still
+// matches: without a look at the source after its write, it leaves the
+// student at 4, a copy of a value the class no longer has.
+func sourceChangedBack(t *testing.T, db *mongo.Database) {
+	ctx := context.Background()
+	school(t, db)
+	c, err := integrity.New(db, rules(t), integrity.Options{BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := integrity.New(db, rules(t), integrity.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	testhook.Set(c, func(point string, _ int64, attempt int) {
+		if point != "integrity.write students" || attempt > 0 || changed {
+			return
+		}
+		changed = true
+		if _, err := db.Collection("classes").UpdateOne(ctx, bson.D{{Key: "_id", Value: "math"}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "credits", Value: int32(3)}}}}); err != nil {
+			t.Error(err)
+		}
+		if _, err := app.Propagate(ctx, "classes", "math"); err != nil {
+			t.Error(err)
+		}
+	})
+	defer testhook.Set(c, nil)
+	rep, err := c.Repair(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Classes []struct {
+			ID      string `bson:"_id"`
+			Credits int32
+		}
+	}
+	if err := db.Collection("students").FindOne(ctx, bson.D{{Key: "_id", Value: 2}}).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if !changed || len(st.Classes) != 2 || st.Classes[1].Credits != 3 {
+		t.Errorf("student 2's classes %+v (changed %v): want math's credits 3, as the class has them now; fixes %+v", st.Classes, changed, rep.Fixes)
+	}
+}
+
+func TestRepairCopySourceChangedBack(t *testing.T) {
+	sourceChangedBack(t, sandboxtest.Database(t, "integrity"))
+}
+
+func TestRepairCopySourceChangedBackMongoDB(t *testing.T) {
+	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back", "TestRepairCopySourceChangedBack covers the sandbox"))
+}
