@@ -95,9 +95,6 @@ func (w *passWalk) batchEnd(ctx context.Context, last bson.RawValue) error {
 	if err := w.flush(ctx); err != nil {
 		return err
 	}
-	if err := w.verify(ctx); err != nil {
-		return err
-	}
 	w.prev, w.complete = bson.RawValue{}, last
 	clear(w.handled)
 	return w.maybeSave()
@@ -164,7 +161,7 @@ func (w *passWalk) flush(ctx context.Context) error {
 				w.unverified = append(w.unverified, f)
 			}
 		}
-		if len(w.unverified) >= w.c.opts.BatchSize {
+		if len(w.p.rules) == 1 && len(w.unverified) >= w.c.opts.BatchSize {
 			if err := w.verify(ctx); err != nil {
 				return err
 			}
@@ -271,6 +268,34 @@ func (w *passWalk) verify(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("re-read the sources of %d copies of %s: %w", len(batch), batch[0].Collection, err)
 	}
+	return w.moved(ctx, batch, moved)
+}
+
+// carrier hands the copies written to the next batch's $in (a pass of
+// several rules: pass.scan); their sources read, the progress up to the
+// last batch is saved.
+func (w *passWalk) carrier(ctx context.Context) *carrier {
+	var batch []Finding
+	return &carrier{
+		fixes: func() []*fix {
+			batch, w.unverified = w.unverified, nil
+			out := make([]*fix, len(batch))
+			for i, f := range batch {
+				out[i] = f.fix
+			}
+			return out
+		},
+		moved: func(moved []bool) error {
+			if err := w.moved(ctx, batch, moved); err != nil {
+				return err
+			}
+			return w.maybeSave()
+		},
+	}
+}
+
+// moved re-checks each document of batch whose copy's source moved.
+func (w *passWalk) moved(ctx context.Context, batch []Finding, moved []bool) error {
 	for i, f := range batch {
 		if !moved[i] {
 			continue

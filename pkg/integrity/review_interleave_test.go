@@ -84,11 +84,13 @@ func TestRepairEmbeddedCopyReferenceSwappedMongoDB(t *testing.T) {
 // math's credits back to 3 and propagates it, which writes nothing
 // (student 2 holds 3 already). Repair's guard on the student still
 // matches: without a look at the source after its write, it leaves the
-// student at 4, a copy of a value the class no longer has.
-func sourceChangedBack(t *testing.T, db *mongo.Database) {
+// student at 4, a copy of a value the class no longer has. With a batch
+// of one student, the sources are read again with the next batch's $in;
+// with one batch for all, on their own after the pass.
+func sourceChangedBack(t *testing.T, db *mongo.Database, batch int) {
 	ctx := context.Background()
 	school(t, db)
-	c, err := integrity.New(db, rules(t), integrity.Options{BatchSize: 10})
+	c, err := integrity.New(db, rules(t), integrity.Options{BatchSize: batch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +132,12 @@ func sourceChangedBack(t *testing.T, db *mongo.Database) {
 }
 
 func TestRepairCopySourceChangedBack(t *testing.T) {
-	sourceChangedBack(t, sandboxtest.Database(t, "integrity"))
+	sourceChangedBack(t, sandboxtest.Database(t, "integrity"), 10)
+	sourceChangedBack(t, sandboxtest.Database(t, "integrity_b1"), 1)
 }
 
 func TestRepairCopySourceChangedBackMongoDB(t *testing.T) {
-	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back", "TestRepairCopySourceChangedBack covers the sandbox"))
+	why := "TestRepairCopySourceChangedBack covers the sandbox"
+	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back", why), 10)
+	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back1", why), 1)
 }

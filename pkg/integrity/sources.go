@@ -60,17 +60,39 @@ func (c *Checker) sourcesMoved(ctx context.Context, fixes []*fix) ([]bool, error
 			return nil, err
 		}
 		for _, i := range byColl[coll] {
-			s := fixes[i].source
-			doc, found := got[key(s.id)]
-			if !found {
-				out[i] = true // gone: the reference rule's, re-checked
-				continue
-			}
-			v, ok := lookup(doc, s.field)
-			out[i] = ok != s.ok || ok && !same(v, s.want)
+			out[i] = fixes[i].source.movedIn(got)
 		}
 	}
 	return out, nil
+}
+
+// movedIn: the source, as fetched in got (by key), no longer holds the
+// value written (gone: the reference rule's, re-checked).
+func (s *copySource) movedIn(got map[string]bson.Raw) bool {
+	doc, found := got[key(s.id)]
+	if !found {
+		return true
+	}
+	v, ok := lookup(doc, s.field)
+	return ok != s.ok || ok && !same(v, s.want)
+}
+
+// movedIn is movedIn for each of fixes, fetched in joined (by
+// collection).
+func movedIn(fixes []*fix, joined map[string]map[string]bson.Raw) []bool {
+	out := make([]bool, len(fixes))
+	for i, fx := range fixes {
+		out[i] = fx.source.movedIn(joined[fx.source.coll])
+	}
+	return out
+}
+
+// carrier hands a walk's copies written and not yet verified to the next
+// batch's $in (pass.scan), so a pass of several rules reads its sources
+// again at no cost but for its last batch.
+type carrier struct {
+	fixes func() []*fix
+	moved func(moved []bool) error
 }
 
 // sourceMoved is sourcesMoved for one fix.
