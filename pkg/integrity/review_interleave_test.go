@@ -141,3 +141,54 @@ func TestRepairCopySourceChangedBackMongoDB(t *testing.T) {
 	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back", why), 10)
 	sourceChangedBack(t, sandboxtest.MongoDB(t, "integrity_source_back1", why), 1)
 }
+
+// reordered: student 2's math credits (its second class) are behind;
+// between repair's read and its write an old release replaces the
+// student whole with its classes in the other order. The write misses,
+// the student is re-checked and math (first now) is fixed: one write, so
+// one fix reported, not the stale classes.1.credits as well.
+func reordered(t *testing.T, db *mongo.Database) {
+	t.Skip("hole: a bulk whose guard missed counts a finding the re-check no longer finds at its path (the array reordered) as fixed, and the one write at its new path again: two fixes for one write")
+	ctx := context.Background()
+	school(t, db)
+	c, err := integrity.New(db, rules(t), integrity.Options{BatchSize: 10, Collections: []string{"students"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := false
+	testhook.Set(c, func(point string, _ int64, attempt int) {
+		if point != "integrity.write students" || attempt > 0 || swapped {
+			return
+		}
+		swapped = true
+		class := func(id, name string, credits int32) bson.D {
+			return bson.D{{Key: "_id", Value: id}, {Key: "name", Value: name}, {Key: "credits", Value: credits}}
+		}
+		if _, err := db.Collection("students").ReplaceOne(ctx, bson.D{{Key: "_id", Value: 2}},
+			bson.D{{Key: "classes", Value: bson.A{class("math", "Math", 3), class("art", "Art", 2)}}}); err != nil {
+			t.Error(err)
+		}
+	})
+	defer testhook.Set(c, nil)
+	rep, err := c.Repair(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixed []integrity.Fix
+	for _, f := range rep.Fixes {
+		if f.ID == "2" && f.Outcome == integrity.OutcomeFixed {
+			fixed = append(fixed, f)
+		}
+	}
+	if !swapped || len(fixed) != 1 || fixed[0].Path != "classes.0.credits" || rep.Fixed != 1 {
+		t.Errorf("fixed %d, student 2's fixes %+v (swapped %v): want the one write, classes.0.credits", rep.Fixed, fixed, swapped)
+	}
+}
+
+func TestRepairReorderedArrayReportedOnce(t *testing.T) {
+	reordered(t, sandboxtest.Database(t, "integrity"))
+}
+
+func TestRepairReorderedArrayReportedOnceMongoDB(t *testing.T) {
+	reordered(t, sandboxtest.MongoDB(t, "integrity_reordered", "TestRepairReorderedArrayReportedOnce covers the sandbox"))
+}
