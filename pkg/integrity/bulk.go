@@ -42,6 +42,9 @@ type passWalk struct {
 	// (sources.go); the progress is saved only once they are.
 	unverified []Finding
 	flushes    int
+	// gone: the key of the last document this walk deleted (a dangling
+	// reference's rule), whose findings of later rules are not fixes.
+	gone string
 }
 
 func (w *passWalk) handle(ctx context.Context, f Finding) error {
@@ -50,8 +53,8 @@ func (w *passWalk) handle(ctx context.Context, f Finding) error {
 		clear(w.handled)
 	}
 	w.prev = f.id
-	if w.handled[findingKey(f)] {
-		return nil
+	if w.handled[findingKey(f)] || w.gone != "" && w.gone == key(f.id) {
+		return nil // handled by a re-check, or in a document this walk deleted
 	}
 	w.mark(f)
 	if f.fix != nil && !w.dryRun {
@@ -105,6 +108,9 @@ func (w *passWalk) one(ctx context.Context, f Finding) error {
 	f, out, err := w.c.repairOne(ctx, f, w.dryRun)
 	if err != nil {
 		return fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
+	}
+	if out == OutcomeFixed && f.fix != nil && f.fix.del {
+		w.gone = key(f.id) // its other findings (they follow) are moot
 	}
 	w.record(f, out)
 	return nil

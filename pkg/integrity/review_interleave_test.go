@@ -192,3 +192,51 @@ func TestRepairReorderedArrayReportedOnce(t *testing.T) {
 func TestRepairReorderedArrayReportedOnceMongoDB(t *testing.T) {
 	reordered(t, sandboxtest.MongoDB(t, "integrity_reordered", "TestRepairReorderedArrayReportedOnce covers the sandbox"))
 }
+
+const deleteRules = `collections:
+  comments:
+    references:
+      - {path: postId, to: posts, onDangling: delete}
+      - {path: authorId, to: users}
+    copies:
+      - {via: authorId, mode: mirror, fields: {authorName: name}}
+`
+
+// deletedByRepair: a comment whose post is gone (its rule deletes it)
+// also has a stale copy of its author's name. Repair deletes the
+// comment: it reports that, and no fix of a copy the comment no longer
+// holds.
+func deletedByRepair(t *testing.T, db *mongo.Database) {
+	ctx := context.Background()
+	m, err := migration.Parse("0001_rules.yaml", []byte(deleteRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert(t, db, "users", bson.D{{Key: "_id", Value: "u1"}, {Key: "name", Value: "Ann"}})
+	insert(t, db, "posts", bson.D{{Key: "_id", Value: "p1"}})
+	insert(t, db, "comments",
+		bson.D{{Key: "_id", Value: 1}, {Key: "postId", Value: "gone"}, {Key: "authorId", Value: "u1"}, {Key: "authorName", Value: "Old"}},
+		bson.D{{Key: "_id", Value: 2}, {Key: "postId", Value: "p1"}, {Key: "authorId", Value: "u1"}, {Key: "authorName", Value: "Old"}})
+	c, err := integrity.New(db, []*migration.Migration{m}, integrity.Options{BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Repair(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.Collection("comments").CountDocuments(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil || n != 0 {
+		t.Fatalf("comment 1: %d left (%v), want it deleted", n, err)
+	}
+	if rep.Fixed != 2 || len(rep.Fixes) != 2 {
+		t.Errorf("fixed %d, fixes %+v: want comment 1 deleted and comment 2's authorName, nothing else", rep.Fixed, rep.Fixes)
+	}
+}
+
+func TestRepairDeletedDocumentReportsNoOtherFix(t *testing.T) {
+	deletedByRepair(t, sandboxtest.Database(t, "integrity"))
+}
+
+func TestRepairDeletedDocumentReportsNoOtherFixMongoDB(t *testing.T) {
+	deletedByRepair(t, sandboxtest.MongoDB(t, "integrity_deleted", "TestRepairDeletedDocumentReportsNoOtherFix covers the sandbox"))
+}
