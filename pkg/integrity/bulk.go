@@ -174,19 +174,28 @@ func (w *passWalk) flush(ctx context.Context) error {
 		}
 		return w.maybeSave()
 	}
-	if err := w.missed(ctx, batch); err != nil {
+	if err := w.missed(ctx, batch, res.MatchedCount+res.UpsertedCount); err != nil {
 		return err
 	}
 	return w.maybeSave()
 }
 
 // missed handles a bulk some guard of which missed (which one is not in
-// the reply): each of its documents is re-checked for every rule of the
-// pass. A value in line now was fixed by the bulk (or, in the same
-// instant, by another writer); one still out of line is repaired on its
-// own, and so is one the concurrent write put out of line for another
-// rule of the pass (which read the document before that write).
-func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
+// the reply, only how many matched): each of its documents is re-checked
+// for every rule of the pass. A value still out of line is repaired on
+// its own, and so is one the concurrent write put out of line for another
+// rule of the pass (which read the document before that write). A value
+// in line now was fixed by the bulk or by another writer (another repair
+// that took the range over, an application): as many of them as the
+// bulk's writes matched are counted fixed, the others in line now (exact
+// when none matched or all the values in line now were the bulk's).
+func (w *passWalk) missed(ctx context.Context, batch []Finding, matched int64) error {
+	type doc struct {
+		from, to int
+		now      []Finding
+		byKey    map[string]int
+	}
+	var docs []doc
 	for i := 0; i < len(batch); {
 		j := i
 		for j < len(batch) && key(batch[j].id) == key(batch[i].id) {
@@ -196,25 +205,35 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 		if err != nil {
 			return fmt.Errorf("re-check %s _id %s: %w", batch[i].Collection, batch[i].ID, err)
 		}
-		byKey := map[string]int{}
+		d := doc{from: i, to: j, now: now, byKey: map[string]int{}}
 		for k, g := range now {
-			if _, dup := byKey[findingKey(g)]; !dup {
-				byKey[findingKey(g)] = k
+			if _, dup := d.byKey[findingKey(g)]; !dup {
+				d.byKey[findingKey(g)] = k
 			}
 		}
-		used := make([]bool, len(now))
-		for _, f := range batch[i:j] {
-			k, ok := byKey[findingKey(f)]
+		docs = append(docs, d)
+		i = j
+	}
+	var inLine int64
+	for _, d := range docs {
+		used := make([]bool, len(d.now))
+		for _, f := range batch[d.from:d.to] {
+			k, ok := d.byKey[findingKey(f)]
 			if !ok || used[k] {
-				w.record(f, OutcomeFixed)
+				if inLine < matched {
+					w.record(f, OutcomeFixed)
+				} else {
+					w.record(f, OutcomeInLine)
+				}
+				inLine++
 				continue
 			}
 			used[k] = true
-			if err := w.one(ctx, now[k]); err != nil {
+			if err := w.one(ctx, d.now[k]); err != nil {
 				return err
 			}
 		}
-		for k, g := range now {
+		for k, g := range d.now {
 			if used[k] || g.fix == nil || g.fix.precheck != nil || g.fix.del || key(w.prev) == key(g.id) && w.handled[findingKey(g)] {
 				continue
 			}
@@ -223,7 +242,6 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 				return err
 			}
 		}
-		i = j
 	}
 	return nil
 }

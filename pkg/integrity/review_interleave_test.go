@@ -148,7 +148,6 @@ func TestRepairCopySourceChangedBackMongoDB(t *testing.T) {
 // the student is re-checked and math (first now) is fixed: one write, so
 // one fix reported, not the stale classes.1.credits as well.
 func reordered(t *testing.T, db *mongo.Database) {
-	t.Skip("hole: a bulk whose guard missed counts a finding the re-check no longer finds at its path (the array reordered) as fixed, and the one write at its new path again: two fixes for one write")
 	ctx := context.Background()
 	school(t, db)
 	c, err := integrity.New(db, rules(t), integrity.Options{BatchSize: 10, Collections: []string{"students"}})
