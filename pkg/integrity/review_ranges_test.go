@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/mongomig/mongomig/internal/sandbox/sandboxtest"
+	"github.com/mongomig/mongomig/internal/state"
 	"github.com/mongomig/mongomig/internal/testhook"
 	"github.com/mongomig/mongomig/pkg/integrity"
 )
@@ -149,4 +150,50 @@ func TestRepairForgetCutLeavesNoRangeDone(t *testing.T) {
 
 func TestRepairForgetCutLeavesNoRangeDoneMongoDB(t *testing.T) {
 	forgetCut(t, sandboxtest.MongoDB(t, "integrity_forget_cut", "TestRepairForgetCutLeavesNoRangeDone covers the sandbox"))
+}
+
+// checkForgetCut: a resumable check that finished removes its progress
+// with one delete; killed in the middle of it, it leaves some rules'
+// progress, done, behind. The next resumable check is a new check: it
+// must report what the collections hold, not the rows of the old one.
+func checkForgetCut(t *testing.T, db *mongo.Database) {
+	ctx := context.Background()
+	school(t, db)
+	plain, err := integrity.New(db, rules(t), integrity.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := plain.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := integrity.New(db, rules(t), integrity.Options{Resumable: true, Leases: leases{db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What the cut removal left: one rule's progress, done, from a check
+	// of other data.
+	const rule = "posts.commentCount = count(comments by postId)"
+	stale := state.CheckProgress{ID: state.CheckKey(rule), Rule: rule, Done: true, OutOfLine: 99, Checked: 7, Method: integrity.MethodServer}
+	if err := state.New(db).SaveCheckProgress(ctx, &stale); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := asJSON(t, got), asJSON(t, want); a != b {
+		t.Errorf("check after a cut removal:\n%s\nwant, as a new check:\n%s", a, b)
+	}
+}
+
+func TestCheckForgetCutStartsOver(t *testing.T) {
+	checkForgetCut(t, sandboxtest.Database(t, "integrity"))
+}
+
+func TestCheckForgetCutStartsOverMongoDB(t *testing.T) {
+	checkForgetCut(t, sandboxtest.MongoDB(t, "integrity_check_cut", "TestCheckForgetCutStartsOver covers the sandbox"))
 }
