@@ -78,8 +78,45 @@ func (s *Store) SaveCheckProgress(ctx context.Context, p *CheckProgress) error {
 	return nil
 }
 
+// checkBegun is the _id of the document a resumable check stores before
+// any rule's progress and [Store.ForgetCheck] removes first: a rule's
+// progress without it is a leftover of a removal that was cut (a kill
+// during the one delete), not a stopped check's.
+const checkBegun = "$check$"
+
+// BeginCheck makes ready the progress of a resumable check (fenced by the
+// lease ctx carries): a stopped check's is kept (resumed), and anything
+// else, a cut removal's leftovers, removed.
+func (s *Store) BeginCheck(ctx context.Context) (resumed bool, err error) {
+	n, err := s.c.CountDocuments(ctx, byID(checkBegun))
+	if err != nil {
+		return false, fmt.Errorf("read the check progress: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	if err := s.forgetPrefix(ctx, `^\$check\$`, "the check progress a cut removal left"); err != nil {
+		return false, err
+	}
+	err = fenced(ctx, func() error {
+		_, err := s.c.UpdateOne(ctx, byID(checkBegun), bson.D{{Key: "$set", Value: bson.D{{Key: "begunAt", Value: time.Now()}}}}, options.UpdateOne().SetUpsert(true))
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("begin the check progress: %w", err)
+	}
+	return false, nil
+}
+
 // ForgetCheck removes every rule's check progress (a check that finished
-// them all).
+// them all), the document [Store.BeginCheck] stored first.
 func (s *Store) ForgetCheck(ctx context.Context) error {
+	err := fenced(ctx, func() error {
+		_, err := s.c.DeleteOne(ctx, byID(checkBegun))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("remove the check progress: %w", err)
+	}
 	return s.forgetPrefix(ctx, `^\$check\$`, "the check progress")
 }

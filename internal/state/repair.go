@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -83,4 +84,14 @@ func (s *Store) forgetPrefix(ctx context.Context, prefix, what string) error {
 		}
 		return nil
 	})
+}
+
+// DropRepairRanges removes the range checkpoints of plan (a repair's
+// plan name, [RepairKey]) of target, before a new plan is stored for it
+// (fenced by the lease ctx carries): a removal of the repair's progress
+// that was cut (one delete, in _id order: a pass's plan goes before its
+// ranges) leaves ranges marked done, which the new plan's are not.
+func (s *Store) DropRepairRanges(ctx context.Context, plan string, target int64) error {
+	prefix := "^" + regexp.QuoteMeta(fmt.Sprintf("%s$range$%d$", plan, target))
+	return s.forgetPrefix(ctx, prefix, "the range checkpoints of "+plan)
 }

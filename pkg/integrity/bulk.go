@@ -38,7 +38,13 @@ type passWalk struct {
 	// missed guard handles those of the rules the scan has yet to emit).
 	handled map[string]bool
 	pending []Finding
-	flushes int
+	// unverified: copies written whose sources are to be read again
+	// (sources.go); the progress is saved only once they are.
+	unverified []Finding
+	flushes    int
+	// gone: the key of the last document this walk deleted (a dangling
+	// reference's rule), whose findings of later rules are not fixes.
+	gone string
 }
 
 func (w *passWalk) handle(ctx context.Context, f Finding) error {
@@ -47,8 +53,8 @@ func (w *passWalk) handle(ctx context.Context, f Finding) error {
 		clear(w.handled)
 	}
 	w.prev = f.id
-	if w.handled[findingKey(f)] {
-		return nil
+	if w.handled[findingKey(f)] || w.gone != "" && w.gone == key(f.id) {
+		return nil // handled by a re-check, or in a document this walk deleted
 	}
 	w.mark(f)
 	if f.fix != nil && !w.dryRun {
@@ -102,6 +108,9 @@ func (w *passWalk) one(ctx context.Context, f Finding) error {
 	f, out, err := w.c.repairOne(ctx, f, w.dryRun)
 	if err != nil {
 		return fmt.Errorf("repair %s of %s _id %s: %w", f.Path, f.Collection, f.ID, err)
+	}
+	if out == OutcomeFixed && f.fix != nil && f.fix.del {
+		w.gone = key(f.id) // its other findings (they follow) are moot
 	}
 	w.record(f, out)
 	return nil
@@ -158,22 +167,39 @@ func (w *passWalk) flush(ctx context.Context) error {
 	if res.MatchedCount+res.UpsertedCount == int64(len(batch)) {
 		for _, f := range batch {
 			w.record(f, OutcomeFixed)
+			if f.fix.source != nil {
+				w.unverified = append(w.unverified, f)
+			}
+		}
+		if len(w.p.rules) == 1 && len(w.unverified) >= w.c.opts.BatchSize {
+			if err := w.verify(ctx); err != nil {
+				return err
+			}
 		}
 		return w.maybeSave()
 	}
-	if err := w.missed(ctx, batch); err != nil {
+	if err := w.missed(ctx, batch, res.MatchedCount+res.UpsertedCount); err != nil {
 		return err
 	}
 	return w.maybeSave()
 }
 
 // missed handles a bulk some guard of which missed (which one is not in
-// the reply): each of its documents is re-checked for every rule of the
-// pass. A value in line now was fixed by the bulk (or, in the same
-// instant, by another writer); one still out of line is repaired on its
-// own, and so is one the concurrent write put out of line for another
-// rule of the pass (which read the document before that write).
-func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
+// the reply, only how many matched): each of its documents is re-checked
+// for every rule of the pass. A value still out of line is repaired on
+// its own, and so is one the concurrent write put out of line for another
+// rule of the pass (which read the document before that write). A value
+// in line now was fixed by the bulk or by another writer (another repair
+// that took the range over, an application): as many of them as the
+// bulk's writes matched are counted fixed, the others in line now (exact
+// when none matched or all the values in line now were the bulk's).
+func (w *passWalk) missed(ctx context.Context, batch []Finding, matched int64) error {
+	type doc struct {
+		from, to int
+		now      []Finding
+		byKey    map[string]int
+	}
+	var docs []doc
 	for i := 0; i < len(batch); {
 		j := i
 		for j < len(batch) && key(batch[j].id) == key(batch[i].id) {
@@ -183,25 +209,35 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 		if err != nil {
 			return fmt.Errorf("re-check %s _id %s: %w", batch[i].Collection, batch[i].ID, err)
 		}
-		byKey := map[string]int{}
+		d := doc{from: i, to: j, now: now, byKey: map[string]int{}}
 		for k, g := range now {
-			if _, dup := byKey[findingKey(g)]; !dup {
-				byKey[findingKey(g)] = k
+			if _, dup := d.byKey[findingKey(g)]; !dup {
+				d.byKey[findingKey(g)] = k
 			}
 		}
-		used := make([]bool, len(now))
-		for _, f := range batch[i:j] {
-			k, ok := byKey[findingKey(f)]
+		docs = append(docs, d)
+		i = j
+	}
+	var inLine int64
+	for _, d := range docs {
+		used := make([]bool, len(d.now))
+		for _, f := range batch[d.from:d.to] {
+			k, ok := d.byKey[findingKey(f)]
 			if !ok || used[k] {
-				w.record(f, OutcomeFixed)
+				if inLine < matched {
+					w.record(f, OutcomeFixed)
+				} else {
+					w.record(f, OutcomeInLine)
+				}
+				inLine++
 				continue
 			}
 			used[k] = true
-			if err := w.one(ctx, now[k]); err != nil {
+			if err := w.one(ctx, d.now[k]); err != nil {
 				return err
 			}
 		}
-		for k, g := range now {
+		for k, g := range d.now {
 			if used[k] || g.fix == nil || g.fix.precheck != nil || g.fix.del || key(w.prev) == key(g.id) && w.handled[findingKey(g)] {
 				continue
 			}
@@ -210,7 +246,6 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 				return err
 			}
 		}
-		i = j
 	}
 	return nil
 }
@@ -218,7 +253,7 @@ func (w *passWalk) missed(ctx context.Context, batch []Finding) error {
 // maybeSave stores the progress, at most every saveEvery, when nothing is
 // pending: every finding up to the last complete document is handled.
 func (w *passWalk) maybeSave() error {
-	if w.save == nil || len(w.pending) > 0 || w.complete.Type == 0 || w.p.counter() || time.Since(w.saved) < saveEvery {
+	if w.save == nil || len(w.pending) > 0 || len(w.unverified) > 0 || w.complete.Type == 0 || w.p.counter() || time.Since(w.saved) < saveEvery {
 		return nil
 	}
 	if err := w.save(w.complete, w.fixed); err != nil {
@@ -241,4 +276,67 @@ func (c *Checker) bulkSize(ctx context.Context) int {
 		}
 	})
 	return c.bulk
+}
+
+// verify re-reads the sources of the copies written and not yet verified
+// (one $in per source collection, a batch's at once), and re-checks each
+// document whose copy's source changed since it was fetched
+// (sources.go): a value still out of line is repaired on its own.
+func (w *passWalk) verify(ctx context.Context) error {
+	batch := w.unverified
+	w.unverified = nil
+	if len(batch) == 0 {
+		return nil
+	}
+	fixes := make([]*fix, len(batch))
+	for i, f := range batch {
+		fixes[i] = f.fix
+	}
+	moved, err := w.c.sourcesMoved(ctx, fixes)
+	if err != nil {
+		return fmt.Errorf("re-read the sources of %d copies of %s: %w", len(batch), batch[0].Collection, err)
+	}
+	return w.moved(ctx, batch, moved)
+}
+
+// carrier hands the copies written to the next batch's $in (a pass of
+// several rules: pass.scan); their sources read, the progress up to the
+// last batch is saved.
+func (w *passWalk) carrier(ctx context.Context) *carrier {
+	var batch []Finding
+	return &carrier{
+		fixes: func() []*fix {
+			batch, w.unverified = w.unverified, nil
+			out := make([]*fix, len(batch))
+			for i, f := range batch {
+				out[i] = f.fix
+			}
+			return out
+		},
+		moved: func(moved []bool) error {
+			if err := w.moved(ctx, batch, moved); err != nil {
+				return err
+			}
+			return w.maybeSave()
+		},
+	}
+}
+
+// moved re-checks each document of batch whose copy's source moved.
+func (w *passWalk) moved(ctx context.Context, batch []Finding, moved []bool) error {
+	for i, f := range batch {
+		if !moved[i] {
+			continue
+		}
+		now, err := w.c.recheck(ctx, f)
+		if err != nil {
+			return fmt.Errorf("re-check %s _id %s: %w", f.Collection, f.ID, err)
+		}
+		if now != nil {
+			if err := w.one(ctx, *now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

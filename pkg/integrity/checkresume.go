@@ -31,6 +31,9 @@ func (c *Checker) checkResumable(ctx context.Context) (*Report, error) {
 	var rep *Report
 	err := lease.With(ctx, c.opts.Leases, CheckLease(c.db.Name()), c.opts.LeaseWait, func(lctx context.Context) error {
 		store := state.New(c.db)
+		if _, err := store.BeginCheck(lctx); err != nil {
+			return err
+		}
 		rep = &Report{Database: c.db.Name(), Rules: []RuleResult{}, Findings: []Finding{}}
 		for _, r := range c.rules {
 			res, err := c.checkRuleResumable(lctx, store, r, rep)

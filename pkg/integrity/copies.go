@@ -112,14 +112,22 @@ func (r *copyRule) compare(doc bson.Raw, b base, srcDoc bson.Raw) (Finding, bool
 	}
 	f := finding()
 	f.Problem, f.Expected = ProblemDiffers, quote(src, sok)
-	fx := &fix{coll: r.coll, id: id, rescan: r, wrong: f.Stored, right: f.Expected}
+	ref, _ := lookup(b.doc, r.cp.Key())
+	fx := &fix{coll: r.coll, id: id, rescan: r, wrong: f.Stored, right: f.Expected,
+		source: &copySource{coll: r.to, field: r.field.From, id: ref, want: src, ok: sok}}
 	if b.at != r.cp.Base() && b.at != "" {
 		// An element of an array: the write is guarded on the whole array
 		// as read, so the index still names the element checked.
 		arr, _ := lookup(doc, r.cp.Base())
 		fx.filter = bson.D{{Key: "_id", Value: id}, guard(r.cp.Base(), arr, true)}
 	} else {
+		// A document (or the top): guarded on the reference too, so a
+		// writer who pointed it at another source meanwhile keeps the
+		// copy he wrote for that one.
 		fx.filter = bson.D{{Key: "_id", Value: id}, guard(path, cur, cok)}
+		if via := join(b.at, r.cp.Key()); via != path && via != "_id" {
+			fx.filter = append(fx.filter, guard(via, ref, true))
+		}
 	}
 	if sok {
 		fx.update = bson.D{{Key: "$set", Value: bson.D{{Key: path, Value: src}}}}

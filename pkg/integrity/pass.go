@@ -73,7 +73,11 @@ func (p *pass) counter() bool { return p.rules[0].info().Kind == KindCounter }
 // scan reads the documents of filter and emits the findings, a
 // document's together; batchEnd is told the last _id of each batch once
 // its findings are emitted (a pass of one rule: never).
-func (p *pass) scan(ctx context.Context, c *Checker, filter bson.D, emit func(Finding), batchEnd func(last bson.RawValue) error) error {
+//
+// carry, when set, names copy fixes written before the batch whose
+// sources the batch's $in fetches too (sources.go): it is told which
+// moved, before the batch's findings are emitted.
+func (p *pass) scan(ctx context.Context, c *Checker, filter bson.D, emit func(Finding), batchEnd func(last bson.RawValue) error, carry *carrier) error {
 	if len(p.rules) == 1 {
 		_, _, err := p.rules[0].scan(ctx, c, filter, emit)
 		return err
@@ -83,7 +87,7 @@ func (p *pass) scan(ctx context.Context, c *Checker, filter bson.D, emit func(Fi
 		method = MethodClient
 	}
 	_, err := c.batches(ctx, p.coll(), filter, p.projection(), func(docs []bson.Raw) error {
-		if err := p.batch(ctx, c, docs, &method, emit); err != nil {
+		if err := p.batch(ctx, c, docs, &method, emit, carry); err != nil {
 			return err
 		}
 		if batchEnd == nil {
@@ -124,10 +128,19 @@ func (p *pass) projection() bson.D {
 }
 
 // batch evaluates every rule on docs.
-func (p *pass) batch(ctx context.Context, c *Checker, docs []bson.Raw, method *string, emit func(Finding)) error {
-	joined, err := p.join(ctx, c, docs)
+func (p *pass) batch(ctx context.Context, c *Checker, docs []bson.Raw, method *string, emit func(Finding), carry *carrier) error {
+	var carried []*fix
+	if carry != nil {
+		carried = carry.fixes()
+	}
+	joined, err := p.join(ctx, c, docs, carried)
 	if err != nil {
 		return err
+	}
+	if len(carried) > 0 {
+		if err := carry.moved(movedIn(carried, joined)); err != nil {
+			return err
+		}
 	}
 	ids := make(bson.A, len(docs))
 	for i, d := range docs {
@@ -202,7 +215,7 @@ func (p *pass) aggregates(ctx context.Context, c *Checker, ids bson.A, method *s
 
 // join fetches the documents docs name, one $in per referenced
 // collection, with the fields the copies from it need.
-func (p *pass) join(ctx context.Context, c *Checker, docs []bson.Raw) (map[string]map[string]bson.Raw, error) {
+func (p *pass) join(ctx context.Context, c *Checker, docs []bson.Raw, carried []*fix) (map[string]map[string]bson.Raw, error) {
 	type need struct {
 		ids    []bson.RawValue
 		fields []string
@@ -232,6 +245,11 @@ func (p *pass) join(ctx context.Context, c *Checker, docs []bson.Raw) (map[strin
 			n.ids = append(n.ids, r.sources(docs)...)
 		}
 	}
+	for _, fx := range carried {
+		if n := needs[fx.source.coll]; n != nil {
+			n.ids = append(n.ids, fx.source.id)
+		}
+	}
 	out := map[string]map[string]bson.Raw{}
 	for _, coll := range order {
 		n := needs[coll]
@@ -253,7 +271,7 @@ func (p *pass) join(ctx context.Context, c *Checker, docs []bson.Raw) (map[strin
 // rescan re-reads the document id for every rule of the pass.
 func (p *pass) rescan(ctx context.Context, c *Checker, id bson.RawValue) ([]Finding, error) {
 	var out []Finding
-	err := p.scan(ctx, c, bson.D{{Key: "_id", Value: id}}, func(f Finding) { out = append(out, f) }, nil)
+	err := p.scan(ctx, c, bson.D{{Key: "_id", Value: id}}, func(f Finding) { out = append(out, f) }, nil, nil)
 	return out, err
 }
 

@@ -173,6 +173,11 @@ func (c *Checker) rulePlan(ctx context.Context, store *state.Store, r *pass) (*r
 		if err != nil {
 			return err
 		}
+		// Range checkpoints without a plan were left by a removal that was
+		// cut: none is this new plan's.
+		if err := store.DropRepairRanges(lctx, planName(r), repairGeneration); err != nil {
+			return err
+		}
 		p, earlier, err := store.StorePlan(lctx, planName(r), repairGeneration, splits, from)
 		if err != nil {
 			return err

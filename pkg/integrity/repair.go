@@ -23,6 +23,9 @@ type fix struct {
 	// rescan re-checks the document when the guard no longer matches.
 	rescan       rule
 	wrong, right bsonx.ExtJSON
+	// source, for a copy's fix: the source value written, read again
+	// after the write (sources.go).
+	source *copySource
 }
 
 // Outcomes of a fix.
@@ -127,8 +130,14 @@ func (c *Checker) repairOne(ctx context.Context, f Finding, dryRun bool) (Findin
 			h("integrity.write "+f.Collection, 0, attempt)
 		}
 		done, err := fx.apply(ctx, c)
-		if err != nil || done {
+		if err != nil {
 			return f, OutcomeFixed, err
+		}
+		if done {
+			moved, err := c.sourceMoved(ctx, fx)
+			if err != nil || !moved {
+				return f, OutcomeFixed, err
+			}
 		}
 		now, err := c.recheck(ctx, f)
 		if err != nil || now == nil {

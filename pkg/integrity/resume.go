@@ -146,9 +146,12 @@ func (c *Checker) repairPass(ctx context.Context, ps *pass, filter bson.D, t *ta
 			failed = w.batchEnd(ctx, last)
 		}
 		return failed
-	})
+	}, w.carrier(ctx))
 	if failed == nil && err == nil {
 		failed = w.flush(ctx)
+	}
+	if failed == nil && err == nil {
+		failed = w.verify(ctx)
 	}
 	if failed != nil {
 		return w, failed
