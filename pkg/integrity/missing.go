@@ -24,6 +24,8 @@ type MissingCollectionError struct {
 // MissingCollection is one rule and the collection it reads that is not
 // there.
 type MissingCollection struct {
+	// File is the migration file declaring the rule, with its line and
+	// column when known (file:line:column).
 	Rule, File, Collection string
 	// Would is what the repair would have done to every value.
 	Would string
@@ -51,14 +53,18 @@ func (c *Checker) refuseMissing(ctx context.Context) error {
 	}
 	e := &MissingCollectionError{Database: c.db.Name()}
 	for _, r := range c.rules {
-		would := destroys(r)
+		would, at := destroys(r)
 		if would == "" {
 			continue
 		}
 		for _, coll := range c.reads(r) {
 			if !have[coll] {
 				in := r.info()
-				e.Missing = append(e.Missing, MissingCollection{Rule: in.Rule, File: in.File, Collection: coll, Would: would})
+				file := in.File
+				if at.IsValid() {
+					file = fmt.Sprintf("%s:%d:%d", file, at.Line, at.Column)
+				}
+				e.Missing = append(e.Missing, MissingCollection{Rule: in.Rule, File: file, Collection: coll, Would: would})
 			}
 		}
 	}
@@ -69,22 +75,22 @@ func (c *Checker) refuseMissing(ctx context.Context) error {
 }
 
 // destroys is what repairing r against a missing collection would do to
-// every value ("": nothing, r only reports).
-func destroys(r rule) string {
+// every value ("": nothing, r only reports), and where r is declared.
+func destroys(r rule) (string, migration.Pos) {
 	switch r := r.(type) {
 	case *refRule:
 		switch r.ref.OnDangling {
 		case migration.DanglingDelete:
-			return "delete every document of " + r.info().Collection + " holding a reference"
+			return "delete every document of " + r.info().Collection + " holding a reference", r.ref.Pos
 		case migration.DanglingUnset:
-			return "remove every reference of " + r.info().Collection
+			return "remove every reference of " + r.info().Collection, r.ref.Pos
 		}
 	case *aggRule:
-		return "set every " + r.agg.Field + " of " + r.info().Collection + " as if it had no children"
+		return "set every " + r.agg.Field + " of " + r.info().Collection + " as if it had no children", r.agg.Pos
 	case *copyRule:
 		if r.cp.Mode == migration.CopyMirror {
-			return "remove every copy of " + r.info().Collection
+			return "remove every copy of " + r.info().Collection, r.cp.Pos
 		}
 	}
-	return ""
+	return "", migration.Pos{}
 }

@@ -43,7 +43,7 @@ func TestRepairRefusesMissingCollection(t *testing.T) {
 	if !errors.As(err, &me) || len(me.Missing) != 2 {
 		t.Fatalf("repair = %v, want a MissingCollectionError for post and coments", err)
 	}
-	for _, want := range []string{"collection post", "collection coments", "0001_rules.yaml", "delete every document of comments", "nothing was written"} {
+	for _, want := range []string{"collection post", "collection coments", "(0001_rules.yaml:4:9)", "delete every document of comments", "nothing was written"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
